@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { parse as parseYaml } from 'yaml';
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+
+/** The configuration of the control plane; every key is documented in deploy/carapace.example.yaml. */
+export const ConfigSchema = Type.Object(
+  {
+    dataDir: Type.String({ minLength: 1 }),
+    logLevel: Type.Union([
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ]),
+    http: Type.Object(
+      {
+        host: Type.String({ minLength: 1 }),
+        port: Port,
+        bodyLimitBytes: Type.Integer({ minimum: 1024 }),
+        trustProxy: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
+    grpc: Type.Object({ host: Type.String({ minLength: 1 }), port: Port }, { additionalProperties: false }),
+    admin: Type.Object(
+      { password: Type.Union([Type.String({ minLength: 8 }), Type.Null()]), email: Type.String({ minLength: 3 }) },
+      { additionalProperties: false },
+    ),
+    discoveryTokens: Type.Array(Type.String({ minLength: 16 })),
+    smtp: Type.Object(
+      {
+        host: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        port: Port,
+        secure: Type.Boolean(),
+        user: Type.Union([Type.String(), Type.Null()]),
+        password: Type.Union([Type.String(), Type.Null()]),
+        from: Type.String({ minLength: 3 }),
+      },
+      { additionalProperties: false },
+    ),
+    tokenTtlS: Type.Integer({ minimum: 1 }),
+    passwordResetTtlS: Type.Integer({ minimum: 1 }),
+    resetUrl: Type.String({ minLength: 1 }),
+    runner: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
+    list: Type.Object(
+      { defaultPerPage: Type.Integer({ minimum: 1 }), maxPerPage: Type.Integer({ minimum: 1 }) },
+      { additionalProperties: false },
+    ),
+    throttle: Type.Object(
+      {
+        windowS: Type.Integer({ minimum: 1 }),
+        loginFailuresPerUser: Type.Integer({ minimum: 1 }),
+        loginFailuresPerAddress: Type.Integer({ minimum: 1 }),
+        resetRequestsPerUser: Type.Integer({ minimum: 1 }),
+        resetRequestsPerAddress: Type.Integer({ minimum: 1 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+
+/** The defaults: a complete configuration for one machine. */
+export const DEFAULT_CONFIG: Config = {
+  dataDir: './data',
+  logLevel: 'info',
+  http: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 1_048_576, trustProxy: false },
+  grpc: { host: '127.0.0.1', port: 8081 },
+  admin: { password: null, email: 'root@localhost' },
+  discoveryTokens: [],
+  smtp: { host: null, port: 25, secure: false, user: null, password: null, from: 'carapace@localhost' },
+  tokenTtlS: 1800,
+  passwordResetTtlS: 3600,
+  resetUrl: 'http://127.0.0.1:8080/password_reset/{reset_token}/',
+  runner: 'embedded',
+  list: { defaultPerPage: 25, maxPerPage: 1000 },
+  throttle: {
+    windowS: 300,
+    loginFailuresPerUser: 10,
+    loginFailuresPerAddress: 50,
+    resetRequestsPerUser: 3,
+    resetRequestsPerAddress: 20,
+  },
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Each environment variable and the configuration key it sets. */
+export const ENV_KEYS: Readonly<Record<string, string>> = {
+  CARAPACE_DATA_DIR: 'dataDir',
+  CARAPACE_LOG_LEVEL: 'logLevel',
+  CARAPACE_HTTP_HOST: 'http.host',
+  CARAPACE_HTTP_PORT: 'http.port',
+  CARAPACE_HTTP_BODY_LIMIT_BYTES: 'http.bodyLimitBytes',
+  CARAPACE_HTTP_TRUST_PROXY: 'http.trustProxy',
+  CARAPACE_GRPC_HOST: 'grpc.host',
+  CARAPACE_GRPC_PORT: 'grpc.port',
+  CARAPACE_ADMIN_PASSWORD: 'admin.password',
+  CARAPACE_ADMIN_EMAIL: 'admin.email',
+  CARAPACE_DISCOVERY_TOKEN: 'discoveryTokens',
+  CARAPACE_SMTP_HOST: 'smtp.host',
+  CARAPACE_SMTP_PORT: 'smtp.port',
+  CARAPACE_SMTP_SECURE: 'smtp.secure',
+  CARAPACE_SMTP_USER: 'smtp.user',
+  CARAPACE_SMTP_PASSWORD: 'smtp.password',
+  CARAPACE_SMTP_FROM: 'smtp.from',
+  CARAPACE_TOKEN_TTL_S: 'tokenTtlS',
+  CARAPACE_PASSWORD_RESET_TTL_S: 'passwordResetTtlS',
+  CARAPACE_RESET_URL: 'resetUrl',
+  CARAPACE_RUNNER: 'runner',
+  CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
+  CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
+};
+
+/** A configuration that cannot be used; the message says which key and why. */
+export class ConfigError extends Error {}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    if (!isObject(node[part])) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts.at(-1) as string] = value;
+}
+
+function envValue(name: string, path: string, raw: string): unknown {
+  if (path === 'discoveryTokens') return raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const def = path.split('.').reduce<unknown>((n, p) => (isObject(n) ? n[p] : undefined), DEFAULT_CONFIG);
+  if (typeof def === 'number') {
+    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, not "${raw}"`);
+    return Number(raw);
+  }
+  if (typeof def === 'boolean') {
+    if (/^(1|y|yes|t|true|on)$/i.test(raw)) return true;
+    if (/^(0|n|no|f|false|off)$/i.test(raw)) return false;
+    throw new ConfigError(`${name} must be true or false, not "${raw}"`);
+  }
+  return raw;
+}
+
+/**
+ * Reads the configuration once: the defaults, then the YAML file (`--config` or
+ * `CARAPACE_CONFIG`), then the `CARAPACE_*` environment variables. Validates it and
+ * returns a frozen object. Throws a ConfigError that names the bad key.
+ */
+export function loadConfig(options: { file?: string | undefined; env: Env }): Config {
+  const file = options.file ?? options.env.CARAPACE_CONFIG;
+  let fromFile: unknown = {};
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`cannot read configuration file ${file}: ${(e as Error).message}`);
+    }
+    try {
+      fromFile = parseYaml(text) ?? {};
+    } catch (e) {
+      throw new ConfigError(`configuration file ${file} is not valid YAML: ${(e as Error).message}`);
+    }
+    if (!isObject(fromFile)) throw new ConfigError(`configuration file ${file} must hold a mapping`);
+  }
+  const fromEnv: Record<string, unknown> = {};
+  for (const [name, path] of Object.entries(ENV_KEYS)) {
+    const raw = options.env[name];
+    if (raw !== undefined && raw !== '') setPath(fromEnv, path, envValue(name, path, raw));
+  }
+  const merged = merge(merge(DEFAULT_CONFIG, fromFile), fromEnv);
+  const errors = [...Value.Errors(ConfigSchema, merged)];
+  if (errors.length) {
+    const e = errors[0];
+    throw new ConfigError(`invalid configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
+  }
+  const config = merged as Config;
+  return deepFreeze({ ...config, dataDir: resolve(config.dataDir) });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (isObject(value) || Array.isArray(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { SqliteError } from 'better-sqlite3';
+import { UniqueViolation } from '../errors.js';
+import type { Db } from './client.js';
+import { fieldExpression, parseFilter, parseSort, tableName, type ModelFields } from './list-query.js';
+import type { VersionedTable } from './schema/versioned.js';
+
+/** One stored version of a model: the envelope without `model`, and its `data`. */
+export interface Stored<D> {
+  readonly id: string;
+  readonly version: number;
+  readonly time_updated: number;
+  readonly time_deleted: number;
+  readonly initiator_id: string | null;
+  readonly data: D;
+}
+
+/** What a list asks for: a page, or everything, with a filter and an order. */
+export interface ListRequest {
+  readonly page: number;
+  readonly perPage: number;
+  readonly all: boolean;
+  readonly filter?: string | undefined;
+  readonly sortBy?: string | undefined;
+}
+
+/** A page of results and the number of all matches. */
+export interface Page<T> {
+  readonly items: T[];
+  readonly total: number;
+}
+
+/** The result of an update that checks the envelope the caller last read. */
+export type UpdateResult<D> =
+  | { readonly ok: true; readonly model: Stored<D> }
+  | { readonly ok: false; readonly reason: 'not_found' | 'stale' | 'deleted' };
+
+interface Row {
+  id: string;
+  version: number;
+  time_updated: number;
+  time_deleted: number;
+  initiator_id: string | null;
+  data: string;
+}
+
+const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
+
+/**
+ * Storage of one kind of versioned model (api-v1 §5): every version is a row, a change
+ * appends the next version in one transaction, and nothing is ever rewritten but the
+ * `is_latest` mark.
+ */
+export class VersionedRepository<D> {
+  private readonly latestById;
+  private readonly byVersion;
+  private readonly unmarkLatest;
+
+  constructor(
+    private readonly db: Db,
+    private readonly table: VersionedTable,
+    readonly fields: ModelFields,
+  ) {
+    const t = table;
+    this.latestById = db
+      .select()
+      .from(t)
+      .where(and(eq(t.id, sql.placeholder('id')), eq(t.isLatest, true)))
+      .prepare();
+    this.byVersion = db
+      .select()
+      .from(t)
+      .where(and(eq(t.id, sql.placeholder('id')), eq(t.version, sql.placeholder('version'))))
+      .prepare();
+    this.unmarkLatest = db
+      .update(t)
+      .set({ isLatest: false })
+      .where(and(eq(t.id, sql.placeholder('id')), eq(t.isLatest, true)))
+      .prepare();
+  }
+
+  /** The latest version of a model, deleted or not. */
+  get(id: string): Stored<D> | undefined {
+    const row = this.latestById.get({ id });
+    return row && this.fromDrizzle(row);
+  }
+
+  /** One version of a model. */
+  getVersion(id: string, version: number): Stored<D> | undefined {
+    const row = this.byVersion.get({ id, version });
+    return row && this.fromDrizzle(row);
+  }
+
+  /** Every version of a model, newest first, deleted versions included. */
+  listVersions(id: string, request: ListRequest): Page<Stored<D>> {
+    const t = this.table;
+    const total = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${tableName(t)} WHERE id = ${id}`).n;
+    let query = this.db.select().from(t).where(eq(t.id, id)).orderBy(desc(t.version)).$dynamic();
+    if (!request.all) query = query.limit(request.perPage).offset((request.page - 1) * request.perPage);
+    return { items: query.all().map((r) => this.fromDrizzle(r)), total };
+  }
+
+  /**
+   * The latest version of each model matching the request. Deleted models are left out
+   * unless the filter names `time_deleted`, which then replaces that condition.
+   */
+  list(request: ListRequest, extra?: SQL): Page<Stored<D>> {
+    const filter = parseFilter(this.fields, request.filter);
+    const order = parseSort(this.fields, request.sortBy);
+    const conditions: SQL[] = [sql`is_latest = 1`];
+    if (!filter.namesTimeDeleted) conditions.push(sql`time_deleted = 0`);
+    if (filter.where) conditions.push(filter.where);
+    if (extra) conditions.push(extra);
+    const where = sql.join(conditions, sql` AND `);
+    const name = tableName(this.table);
+    const count = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${name} WHERE ${where}`);
+    const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
+    const rows = this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${name} WHERE ${where} ORDER BY ${order}${limit}`);
+    return { items: rows.map((r) => this.fromRow(r)), total: count.n };
+  }
+
+  /** The live model whose `field` equals `value` (a field with a unique index). */
+  findLive(field: string, value: string): Stored<D> | undefined {
+    const expr = fieldExpression(this.fields, field);
+    const row = this.db.get<Row | undefined>(
+      sql`SELECT ${COLUMNS} FROM ${tableName(this.table)} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr} = ${value}`,
+    );
+    return row && this.fromRow(row);
+  }
+
+  /** How many live models have `field` equal to `value`. */
+  countLive(field: string, value: string): number {
+    const expr = fieldExpression(this.fields, field);
+    const row = this.db.get<{ n: number }>(
+      sql`SELECT count(*) AS n FROM ${tableName(this.table)} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr} = ${value}`,
+    );
+    return row.n;
+  }
+
+  /** Stores version 1 of a new model. */
+  create(data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Stored<D> {
+    const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
+    this.insert(model);
+    return model;
+  }
+
+  /**
+   * Appends the next version with new `data`, if the latest stored version still has the
+   * envelope the caller read (`expected`); the check and the write are one transaction.
+   */
+  update(expected: Omit<Stored<unknown>, 'data'>, data: D, initiatorId: string | null, now: number): UpdateResult<D> {
+    return this.db.transaction(() => {
+      const latest = this.get(expected.id);
+      if (!latest) return { ok: false, reason: 'not_found' } as const;
+      if (latest.time_deleted !== 0) return { ok: false, reason: 'deleted' } as const;
+      if (
+        latest.version !== expected.version ||
+        latest.time_updated !== expected.time_updated ||
+        latest.time_deleted !== expected.time_deleted ||
+        latest.initiator_id !== expected.initiator_id
+      ) {
+        return { ok: false, reason: 'stale' } as const;
+      }
+      return { ok: true, model: this.append(latest, { data }, initiatorId, now) } as const;
+    });
+  }
+
+  /**
+   * Appends a new version of the latest one, changed by `change`; the caller holds the
+   * transaction and has checked that the model may change.
+   */
+  append(
+    latest: Stored<D>,
+    change: { data?: D; time_deleted?: number },
+    initiatorId: string | null,
+    now: number,
+  ): Stored<D> {
+    const next: Stored<D> = {
+      id: latest.id,
+      version: latest.version + 1,
+      time_updated: now,
+      time_deleted: change.time_deleted ?? latest.time_deleted,
+      initiator_id: initiatorId,
+      data: change.data ?? latest.data,
+    };
+    this.unmarkLatest.run({ id: latest.id });
+    this.insert(next);
+    return next;
+  }
+
+  /** Runs `fn` in one (synchronous) transaction. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  private insert(model: Stored<D>): void {
+    try {
+      this.db
+        .insert(this.table)
+        .values({
+          id: model.id,
+          version: model.version,
+          timeUpdated: model.time_updated,
+          timeDeleted: model.time_deleted,
+          initiatorId: model.initiator_id,
+          isLatest: true,
+          data: model.data as Record<string, unknown>,
+        })
+        .run();
+    } catch (e) {
+      if (e instanceof SqliteError && e.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        const field = /json_extract\(data, '\$\.(\w+)'\)|\.(\w+)$/.exec(e.message);
+        throw new UniqueViolation(field?.[1] ?? field?.[2] ?? 'id');
+      }
+      throw e;
+    }
+  }
+
+  private fromDrizzle(r: VersionedTable['$inferSelect']): Stored<D> {
+    return {
+      id: r.id,
+      version: r.version,
+      time_updated: r.timeUpdated,
+      time_deleted: r.timeDeleted,
+      initiator_id: r.initiatorId,
+      data: r.data as D,
+    };
+  }
+
+  private fromRow(r: Row): Stored<D> {
+    return {
+      id: r.id,
+      version: r.version,
+      time_updated: r.time_updated,
+      time_deleted: r.time_deleted,
+      initiator_id: r.initiator_id,
+      data: JSON.parse(r.data) as D,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import fastifySwagger from '@fastify/swagger';
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods } from 'fastify';
+import { invalidJson } from '../errors.js';
+import { registerAuthHook } from './auth.hook.js';
+import type { AppServices } from './context.js';
+import { errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
+import { accountsRoutes } from './routes/accounts.routes.js';
+import { authRoutes } from './routes/auth.routes.js';
+import { catalogRoutes } from './routes/catalog.routes.js';
+import { infoRoutes } from './routes/info.routes.js';
+import { passwordResetRoutes } from './routes/password-reset.routes.js';
+
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** What `buildApp` needs. */
+export interface AppDeps {
+  readonly services: AppServices;
+  readonly logger: FastifyBaseLogger;
+}
+
+/**
+ * Builds the HTTP API: a ready Fastify instance that does not listen (api-v1 §1 and §2:
+ * trailing slash optional, bodies parsed as JSON whatever their type, exact
+ * `application/json`, no-store caching, one error envelope, 404 and 405).
+ */
+export async function buildApp({ services, logger }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    bodyLimit: services.config.http.bodyLimitBytes,
+    trustProxy: services.config.http.trustProxy,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(invalidJson('The request body is not valid JSON.'), undefined);
+    }
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
+    reply.header('cache-control', 'private, no-store, no-cache');
+    return payload;
+  });
+
+  const routes = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const known = routes.get(route.url) ?? new Set<string>();
+    for (const m of methods) known.add(m);
+    routes.set(route.url, known);
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Carapace API', version: services.version, description: 'Deploys and operates Ceph clusters.' },
+      components: { securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization' } } },
+      security: [{ token: [] }],
+    },
+  });
+  registerAuthHook(app, services);
+  const opts = { services };
+  await app.register(infoRoutes, opts);
+  await app.register(authRoutes, opts);
+  await app.register(passwordResetRoutes, opts);
+  await app.register(catalogRoutes, opts);
+  await app.register(accountsRoutes, opts);
+  app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, () => app.swagger());
+
+  for (const [url, known] of [...routes]) {
+    const missing = METHODS.filter((m) => !known.has(m));
+    if (missing.length) app.route({ method: missing, url, config: { auth: 'none' }, schema: { hide: true }, handler: methodNotAllowedHandler });
+  }
+  await app.ready();
+  return app;
+}

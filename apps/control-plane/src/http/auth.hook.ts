@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { forbidden } from '../errors.js';
+import type { AppServices } from './context.js';
+
+/**
+ * Authenticates every route that asks for it, then checks the route's api permissions
+ * against the caller's role as stored now: 401 (who are you) before 403 (you may not),
+ * both before the body is even parsed.
+ */
+export function registerAuthHook(app: FastifyInstance, services: AppServices): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (config.auth !== 'token') return;
+    const principal = await services.auth.authenticate(request.headers.authorization);
+    request.principal = principal;
+    void reply.header('x-token-expires', String(principal.expiresAt));
+    const missing = (config.permissions ?? []).filter((p) => !principal.api.has(p));
+    if (missing.length) throw forbidden(`This call needs the api permission${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
+  });
+}

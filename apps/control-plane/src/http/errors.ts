@@ -1,0 +1,60 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+
+/** The name of a status in the error body: `Not Found` → `NotFound`. */
+function statusName(status: number): string {
+  return (STATUS_CODES[status] ?? 'Error').replace(/[^A-Za-z]/g, '');
+}
+
+function send(reply: FastifyReply, status: number, error: string, description: string, headers: Record<string, string> = {}) {
+  return reply
+    .code(status)
+    .headers(headers)
+    .type('application/json')
+    .send({ code: status, error, description, message: description });
+}
+
+function describeValidation(err: FastifyError): string {
+  const first = err.validation?.[0];
+  const where = err.validationContext ?? 'request';
+  if (!first) return `Invalid ${where}.`;
+  const path = (first.instancePath || '').replace(/^\//, '').replace(/\//g, '.');
+  return `Invalid ${where}${path ? ` at "${path}"` : ''}: ${first.message ?? 'invalid value'}.`;
+}
+
+/**
+ * The one error handler (api-v1 §2): domain errors pass with their status and name,
+ * validation errors become 400 (404 for a malformed id in the path), Fastify's own 4xx pass
+ * with their text, and anything else is a bug: logged with the request, masked as a 500.
+ */
+export function errorHandler(err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof ApiError) return send(reply, err.statusCode, err.errorName, err.message, err.headers);
+  if (err.validation) {
+    if (err.validationContext === 'params') return send(reply, 404, 'NotFound', 'Not found.');
+    const name = err.validationContext === 'body' ? 'InvalidJSONError' : 'BadRequest';
+    return send(reply, 400, name, describeValidation(err));
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return send(reply, 413, 'PayloadTooLarge', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return send(reply, 400, 'BadRequest', err.message);
+  }
+  const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+  if (status >= 400 && status < 500) return send(reply, status, statusName(status), err.message);
+  request.log.error({ err, method: request.method, url: request.url }, 'request failed');
+  return send(reply, 500, 'InternalServerError', 'Internal server error: the details are in the service log.');
+}
+
+/** 404 for any unknown route. */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return send(reply, 404, 'NotFound', `No such resource: ${request.method} ${request.url.split('?')[0]?.slice(0, 200) ?? ''}.`);
+}
+
+/** 405 for a known route with another method. */
+export function methodNotAllowedHandler(request: FastifyRequest, reply: FastifyReply) {
+  return send(reply, 405, 'MethodNotAllowed', `Method ${request.method} is not allowed here.`);
+}

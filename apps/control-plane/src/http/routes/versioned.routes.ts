@@ -1,0 +1,158 @@
+import {
+  ErrorSchema,
+  IdParamsSchema,
+  ListQuerySchema,
+  ListSchema,
+  VersionParamsSchema,
+  type ApiPermission,
+  type ListQuery,
+  type ModelName,
+} from '@carapace/models';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Config } from '../../config.js';
+import type { ListRequest, Page, Stored } from '../../db/versioned.repository.js';
+import { badRequest } from '../../errors.js';
+import type { Principal } from '../../services/principal.js';
+import { principalOf } from '../context.js';
+
+/** What the generic routes need of a model's service. */
+export interface VersionedRoutesService<D> {
+  list(request: ListRequest): Page<Stored<D>>;
+  get(id: string): Stored<D>;
+  versions(id: string, request: ListRequest): Page<Stored<D>>;
+  version(id: string, version: number): Stored<D>;
+  create?(body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
+  update?(id: string, body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
+  delete?(id: string, principal: Principal): Stored<D> | Promise<Stored<D>>;
+}
+
+/** One versioned model's routes: which path, schemas and permissions. */
+export interface VersionedRoutesOptions<D> {
+  readonly model: ModelName;
+  readonly schema: TSchema;
+  readonly service: VersionedRoutesService<D>;
+  readonly createBody?: TSchema;
+  readonly updateBody?: TSchema;
+  readonly permissions: {
+    readonly view: ApiPermission;
+    readonly versions: ApiPermission;
+    readonly create?: ApiPermission;
+    readonly edit?: ApiPermission;
+    readonly delete?: ApiPermission;
+  };
+}
+
+const TRUE = /^(1|y|yes|t|true|on)$/i;
+const FALSE = /^(0|n|no|f|false|off)$/i;
+
+/** Turns the list query (api-v1 §4) into a list request, clamping `per_page` to the configured maximum. */
+export function listRequest(query: ListQuery, config: Config): ListRequest {
+  let all = false;
+  if (query.all !== undefined) {
+    if (TRUE.test(query.all)) all = true;
+    else if (!FALSE.test(query.all)) throw badRequest('Query parameter "all" takes a boolean: 1, yes, true, on / 0, no, false, off.');
+  }
+  return {
+    page: query.page ?? 1,
+    perPage: Math.min(query.per_page ?? config.list.defaultPerPage, config.list.maxPerPage),
+    all,
+    filter: query.filter,
+    sortBy: query.sort_by,
+  };
+}
+
+/** The list envelope of a page. */
+export function pageBody<T>(request: ListRequest, page: Page<T>, map: (item: T) => unknown) {
+  return {
+    items: page.items.map(map),
+    page: request.all ? 1 : request.page,
+    per_page: request.all ? page.total : request.perPage,
+    total: page.total,
+  };
+}
+
+/**
+ * Registers the routes of one versioned model (contract "Versioned models", api-v1 §5):
+ * list, get, version list, version get, and create, update and delete where the service
+ * has them, each with its schemas and permissions (api-v1 §7).
+ */
+export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config, options: VersionedRoutesOptions<D>): void {
+  const { model, service, permissions: perm } = options;
+  const base = `/v1/${model}`;
+  const tags = [model];
+  const one = { 200: options.schema, '4xx': ErrorSchema };
+  const many = { 200: ListSchema(options.schema), '4xx': ErrorSchema };
+  const toModel = (stored: Stored<D>) => ({ ...stored, model });
+  type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+  app.get(
+    base,
+    {
+      config: { auth: 'token', permissions: [perm.view] },
+      schema: { tags, summary: `List ${model} models`, querystring: ListQuerySchema, response: many },
+    },
+    (request: FastifyRequest<{ Querystring: ListQuery }>) => {
+      const list = listRequest(request.query, config);
+      return pageBody(list, service.list(list), toModel);
+    },
+  );
+  app.get(
+    `${base}/:id`,
+    { config: { auth: 'token', permissions: [perm.view] }, schema: { tags, summary: `Get a ${model}`, params: IdParamsSchema, response: one } },
+    (request: IdRequest) => toModel(service.get(request.params.id)),
+  );
+  app.get(
+    `${base}/:id/version`,
+    {
+      config: { auth: 'token', permissions: [perm.view, perm.versions] },
+      schema: { tags, summary: `List the versions of a ${model}`, params: IdParamsSchema, querystring: ListQuerySchema, response: many },
+    },
+    (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>) => {
+      const list = listRequest(request.query, config);
+      return pageBody(list, service.versions(request.params.id, list), toModel);
+    },
+  );
+  app.get(
+    `${base}/:id/version/:version`,
+    {
+      config: { auth: 'token', permissions: [perm.view, perm.versions] },
+      schema: { tags, summary: `Get one version of a ${model}`, params: VersionParamsSchema, response: one },
+    },
+    (request: FastifyRequest<{ Params: { id: string; version: number } }>) =>
+      toModel(service.version(request.params.id, request.params.version)),
+  );
+  if (service.create && options.createBody && perm.create) {
+    const create = service.create.bind(service);
+    app.post(
+      base,
+      {
+        config: { auth: 'token', permissions: [perm.view, perm.create] },
+        schema: { tags, summary: `Create a ${model}`, body: options.createBody, response: one },
+      },
+      async (request) => toModel(await create(request.body as never, principalOf(request))),
+    );
+  }
+  if (service.update && options.updateBody && perm.edit) {
+    const update = service.update.bind(service);
+    app.put(
+      `${base}/:id`,
+      {
+        config: { auth: 'token', permissions: [perm.view, perm.edit] },
+        schema: { tags, summary: `Update a ${model}: a new version`, params: IdParamsSchema, body: options.updateBody, response: one },
+      },
+      async (request: IdRequest) => toModel(await update(request.params.id, request.body as never, principalOf(request))),
+    );
+  }
+  if (service.delete && perm.delete) {
+    const remove = service.delete.bind(service);
+    app.delete(
+      `${base}/:id`,
+      {
+        config: { auth: 'token', permissions: [perm.view, perm.delete] },
+        schema: { tags, summary: `Delete a ${model}`, params: IdParamsSchema, response: one },
+      },
+      async (request: IdRequest) => toModel(await remove(request.params.id, principalOf(request))),
+    );
+  }
+}

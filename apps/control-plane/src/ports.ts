@@ -1,0 +1,27 @@
+/** The time, behind a port so tests can move it. */
+export interface Clock {
+  /** Unix time in milliseconds. */
+  nowMs(): number;
+}
+
+/** Unix time in whole seconds. */
+export function nowS(clock: Clock): number {
+  return Math.floor(clock.nowMs() / 1000);
+}
+
+/** The system clock. */
+export const systemClock: Clock = { nowMs: () => Date.now() };
+
+/** One e-mail. */
+export interface Mail {
+  readonly to: string;
+  readonly subject: string;
+  readonly text: string;
+}
+
+/** Sends e-mail in the background: `send` never throws and never waits. */
+export interface Mailer {
+  send(mail: Mail): void;
+  /** Waits for the mails under way, then closes the transport. */
+  close(): Promise<void>;
+}

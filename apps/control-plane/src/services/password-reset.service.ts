@@ -1,0 +1,83 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { AuthRepository } from '../db/auth.repository.js';
+import { badRequest, notFound, tooManyRequests } from '../errors.js';
+import { nowS, type Clock, type Mailer } from '../ports.js';
+import { hashPassword } from './passwords.js';
+import type { Throttle } from './throttle.js';
+import type { UserService } from './user.service.js';
+
+const MIN_PASSWORD_LENGTH = 8;
+
+function digest(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * The password reset flow: a request e-mails a single-use secret token (stored only as a
+ * digest); the token can be checked without consuming it, and then used once to set a new
+ * password, which revokes every token of the user.
+ */
+export class PasswordResetService {
+  constructor(
+    private readonly repo: AuthRepository,
+    private readonly users: UserService,
+    private readonly mailer: Mailer,
+    private readonly clock: Clock,
+    private readonly options: { ttlS: number; resetUrl: string; perUser: Throttle; perAddress: Throttle },
+  ) {}
+
+  /** Requests a reset. Answers the same whether or not the login exists. */
+  request(login: string, address: string): void {
+    const nowMs = this.clock.nowMs();
+    const userKey = `reset:${login.toLowerCase()}`;
+    const addressKey = `reset:${address}`;
+    const wait = Math.max(this.options.perUser.retryAfterMs(userKey, nowMs), this.options.perAddress.retryAfterMs(addressKey, nowMs));
+    if (wait > 0) throw tooManyRequests('Too many password reset requests: try again later.', wait / 1000);
+    this.options.perUser.hit(userKey, nowMs);
+    this.options.perAddress.hit(addressKey, nowMs);
+
+    const user = this.users.byLogin(login);
+    if (!user) return;
+    const token = randomBytes(32).toString('base64url');
+    const now = nowS(this.clock);
+    this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
+    const link = this.options.resetUrl.split('{reset_token}').join(token);
+    this.mailer.send({
+      to: user.data.email,
+      subject: 'Carapace password reset',
+      text: [
+        `Hello ${user.data.full_name || user.data.login},`,
+        '',
+        'A password reset was requested for your Carapace account. To set a new password, open',
+        '',
+        `  ${link}`,
+        '',
+        `or use this reset token: ${token}`,
+        '',
+        `It is valid for ${Math.round(this.options.ttlS / 60)} minutes and works once.`,
+        'If you did not ask for it, ignore this message: your password stays as it is.',
+      ].join('\n'),
+    });
+  }
+
+  /** Checks that a reset token is valid, without consuming it; 404 otherwise. */
+  check(token: string): void {
+    if (!this.repo.passwordResetUser(digest(token), nowS(this.clock))) throw notFound('Unknown or expired password reset token.');
+  }
+
+  /** Sets a new password with a reset token, once. */
+  async reset(token: string, password: string): Promise<void> {
+    if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`A password has at least ${MIN_PASSWORD_LENGTH} characters.`);
+    const hash = digest(token);
+    const userId = this.repo.passwordResetUser(hash, nowS(this.clock));
+    if (!userId) throw notFound('Unknown or expired password reset token.');
+    const passwordHash = await hashPassword(password);
+    this.repo.transaction(() => {
+      const now = nowS(this.clock);
+      if (!this.repo.consumePasswordReset(hash, now)) throw notFound('Unknown or expired password reset token.');
+      this.repo.setPasswordHash(userId, passwordHash, now);
+      this.repo.dropPasswordResets(userId, now);
+      this.repo.revokeUserTokens(userId, now);
+    });
+  }
+}

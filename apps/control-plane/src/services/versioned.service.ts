@@ -1,0 +1,97 @@
+import type { ModelName } from '@carapace/models';
+import { conflict, notFound } from '../errors.js';
+import type { ListRequest, Page, Stored, VersionedRepository } from '../db/versioned.repository.js';
+import { nowS, type Clock } from '../ports.js';
+import type { Principal } from './principal.js';
+
+/** The envelope of a PUT body: the model as the caller last read it. */
+export interface Envelope<D = unknown> {
+  readonly id: string;
+  readonly model: string;
+  readonly version: number;
+  readonly time_updated: number;
+  readonly time_deleted: number;
+  readonly initiator_id: string | null;
+  readonly data: D;
+}
+
+/** What every versioned model service does: reads, and the checks around changes (api-v1 §5). */
+export class VersionedService<D> {
+  constructor(
+    readonly model: ModelName,
+    protected readonly repo: VersionedRepository<D>,
+    protected readonly clock: Clock,
+  ) {}
+
+  list(request: ListRequest): Page<Stored<D>> {
+    return this.repo.list(request);
+  }
+
+  /** The latest version, deleted or not; 404 when the id is unknown. */
+  get(id: string): Stored<D> {
+    const model = this.repo.get(id);
+    if (!model) throw notFound(`No ${this.model} with id ${id}.`);
+    return model;
+  }
+
+  versions(id: string, request: ListRequest): Page<Stored<D>> {
+    const page = this.repo.listVersions(id, request);
+    if (page.total === 0) throw notFound(`No ${this.model} with id ${id}.`);
+    return page;
+  }
+
+  version(id: string, version: number): Stored<D> {
+    const model = this.repo.getVersion(id, version);
+    if (!model) throw notFound(`No version ${version} of ${this.model} ${id}.`);
+    return model;
+  }
+
+  protected now(): number {
+    return nowS(this.clock);
+  }
+
+  /** Checks the envelope of a PUT against the path and the stored latest version; returns that version. */
+  protected checkUpdatable(id: string, body: Envelope): Stored<D> {
+    const latest = this.get(id);
+    if (latest.time_deleted !== 0) throw conflict('CannotUpdateDeletedModel', `The ${this.model} ${id} is deleted.`);
+    if (body.id !== id || body.model !== this.model) {
+      throw conflict('CannotUpdateManagedFieldsError', 'The id and model of the body must be those of the path.');
+    }
+    this.checkFresh(latest, body);
+    return latest;
+  }
+
+  /** Refuses a body whose envelope is not the stored latest one (optimistic concurrency). */
+  protected checkFresh(latest: Stored<D>, body: Envelope): void {
+    if (
+      latest.version !== body.version ||
+      latest.time_updated !== body.time_updated ||
+      latest.time_deleted !== body.time_deleted ||
+      latest.initiator_id !== body.initiator_id
+    ) {
+      throw conflict(
+        'CannotUpdateManagedFieldsError',
+        `The ${this.model} ${latest.id} has changed since it was read (stored version ${latest.version}): read it again.`,
+      );
+    }
+  }
+
+  /**
+   * Appends the next version in one transaction, re-checking inside it that the envelope is
+   * still the latest, then running `guard` (which may throw) on the latest version.
+   */
+  protected appendChecked(
+    id: string,
+    body: Envelope | null,
+    change: (latest: Stored<D>) => { data?: D; time_deleted?: number },
+    principal: Principal,
+  ): Stored<D> {
+    const now = this.now();
+    return this.repo.transaction(() => {
+      const latest = this.get(id);
+      if (latest.time_deleted !== 0) throw conflict('CannotUpdateDeletedModel', `The ${this.model} ${id} is deleted.`);
+      if (body) this.checkFresh(latest, body);
+      return this.repo.append(latest, change(latest), principal.user.id, now);
+    });
+  }
+}
