@@ -31,6 +31,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     bodyLimit: services.config.http.bodyLimitBytes,
     trustProxy: services.config.http.trustProxy,
     return503OnClosing: true,
+    frameworkErrors: (err, request, reply) => errorHandler(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   app.setErrorHandler(errorHandler);

@@ -7,11 +7,14 @@ function statusName(status: number): string {
   return (STATUS_CODES[status] ?? 'Error').replace(/[^A-Za-z]/g, '');
 }
 
+// A serializer of its own keeps Fastify from appending a charset, also on the framework
+// error path that skips the onSend hooks.
 function send(reply: FastifyReply, status: number, error: string, description: string, headers: Record<string, string> = {}) {
   return reply
     .code(status)
     .headers(headers)
-    .type('application/json')
+    .header('content-type', 'application/json')
+    .serializer(JSON.stringify)
     .send({ code: status, error, description, message: description });
 }
 
@@ -36,6 +39,8 @@ export function errorHandler(err: FastifyError | ApiError, request: FastifyReque
     return send(reply, 400, name, describeValidation(err));
   }
   switch (err.code) {
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return send(reply, 404, 'NotFound', 'Not found.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return send(reply, 413, 'PayloadTooLarge', 'The request body is too large.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

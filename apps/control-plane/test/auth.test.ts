@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Harness, ROOT_PASSWORD } from './harness.js';
+
+describe('information, login and logout', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ CARAPACE_TOKEN_TTL_S: '600' });
+  });
+  afterAll(() => h.stop());
+
+  it('serves the information endpoint without login', async () => {
+    const res = await h.request('GET', '/v1/info/');
+    expect(res.status).toBe(200);
+    expect(res.json.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(res.json.time.utc).toMatch(/Z$/);
+    expect(res.json.time.local).not.toMatch(/Z$|[+-]\d\d:\d\d$/);
+    expect(Math.abs(res.json.time.unix - Date.now() / 1000)).toBeLessThan(5);
+  });
+
+  it('logs in with username and password and returns a token model', async () => {
+    const res = await h.request('POST', '/v1/auth/', { body: { username: 'root', password: ROOT_PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ model: 'token', version: 1, time_deleted: 0 });
+    expect(res.json.id.split('.')).toHaveLength(3);
+    expect(res.json.data.user).toMatchObject({ model: 'user', data: { login: 'root' } });
+    expect(res.json.initiator_id).toBe(res.json.data.user.id);
+    expect(res.json.data.expires_at - res.json.time_updated).toBe(600);
+    expect(res.body).not.toContain(ROOT_PASSWORD);
+  });
+
+  it('refuses a bad password, an unknown login and a missing field', async () => {
+    for (const body of [
+      { username: 'root', password: 'wrong-password' },
+      { username: 'nobody', password: ROOT_PASSWORD },
+    ]) {
+      const res = await h.request('POST', '/v1/auth/', { body });
+      expect(res.status).toBe(401);
+      expect(res.json).toMatchObject({ code: 401, error: 'Unauthorized' });
+      expect(res.headers['www-authenticate']).toBe('Token realm="Application"');
+    }
+    const res = await h.request('POST', '/v1/auth/', { body: { username: 'root' } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe('InvalidJSONError');
+  });
+
+  it('accepts the token raw or as Bearer, and says when it expires', async () => {
+    const token = await h.login('root', ROOT_PASSWORD);
+    for (const header of [token, `Bearer ${token}`]) {
+      const res = await h.request('GET', '/v1/user/self/', { headers: { authorization: header } });
+      expect(res.status).toBe(200);
+      expect(res.json.data.login).toBe('root');
+      expect(Number(res.headers['x-token-expires'])).toBeGreaterThan(Date.now() / 1000);
+    }
+  });
+
+  it('answers 401 without a token or with a forged one', async () => {
+    const token = await h.login('root', ROOT_PASSWORD);
+    const [head, payload] = token.split('.');
+    for (const header of [undefined, 'garbage', `${head}.${payload}.AAAA`, `Bearer `]) {
+      const res = await h.request('GET', '/v1/user/', header === undefined ? {} : { headers: { authorization: header } });
+      expect(res.status).toBe(401);
+      expect(res.json.error).toBe('Unauthorized');
+    }
+  });
+
+  it('revokes the token at logout', async () => {
+    const token = await h.login('root', ROOT_PASSWORD);
+    const out = await h.request('DELETE', '/v1/auth/', { token });
+    expect(out.status).toBe(200);
+    expect(out.json).toEqual({});
+    expect((await h.request('GET', '/v1/user/self/', { token })).status).toBe(401);
+    expect((await h.request('DELETE', '/v1/auth/', { token })).status).toBe(401);
+  });
+
+  it('expires tokens after their lifetime', async () => {
+    const token = await h.login('root', ROOT_PASSWORD);
+    h.clock.advance(599);
+    expect((await h.request('GET', '/v1/user/self/', { token })).status).toBe(200);
+    h.clock.advance(2);
+    expect((await h.request('GET', '/v1/user/self/', { token })).status).toBe(401);
+  });
+
+  it('serves the caller own role and the catalogs', async () => {
+    const token = await h.rootToken();
+    const role = await h.request('GET', '/v1/role/self/', { token });
+    expect(role.status).toBe(200);
+    expect(role.json.data.name).toBe('wheel');
+    const permissions = await h.request('GET', '/v1/permission/', { token });
+    expect(permissions.json.items.map((g: { name: string }) => g.name)).toEqual(['api', 'playbook']);
+    expect(permissions.json.items[0].permissions).toContain('view_user_versions');
+    expect(permissions.json.items[0].permissions).toContain('view_cinder');
+    const playbooks = await h.request('GET', '/v1/playbook/', { token });
+    expect(playbooks.json.items.map((p: { id: string }) => p.id).sort()).toEqual([
+      'add_osd',
+      'cluster_deploy',
+      'hello_world',
+      'purge_cluster',
+      'remove_osd',
+    ]);
+    const deploy = playbooks.json.items.find((p: { id: string }) => p.id === 'cluster_deploy');
+    expect(deploy.hints).toContainEqual(expect.objectContaining({ id: 'dmcrypt', type: 'boolean', default_value: false }));
+    expect(deploy.required_server_list).toBe(true);
+  });
+
+  it('answers 404 for /v1/role/self/ when the caller has no role', async () => {
+    const created = await h.request('POST', '/v1/user/', {
+      token: await h.rootToken(),
+      body: { login: 'norole', email: 'norole@example.com' },
+    });
+    expect(created.json.data).toMatchObject({ full_name: '', role_id: null });
+    const mail = await h.mail.waitFor('norole@example.com', 'account');
+    const token = await h.login('norole', /Password: (\S+)/.exec(mail.text)?.[1] ?? '');
+    expect((await h.request('GET', '/v1/role/self/', { token })).status).toBe(404);
+    expect((await h.request('GET', '/v1/playbook/', { token })).status).toBe(200);
+    expect((await h.request('GET', '/v1/permission/', { token })).status).toBe(403);
+  });
+});
+
+describe('login throttling', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({});
+  });
+  afterAll(() => h.stop());
+
+  it('answers 429 after too many failures for one login, and lets it in again later', async () => {
+    const limit = h.config.throttle.loginFailuresPerUser;
+    for (let i = 0; i < limit; i++) {
+      expect((await h.request('POST', '/v1/auth/', { body: { username: 'root', password: `bad-${i}` } })).status).toBe(401);
+    }
+    const blocked = await h.request('POST', '/v1/auth/', { body: { username: 'root', password: ROOT_PASSWORD } });
+    expect(blocked.status).toBe(429);
+    expect(blocked.json.error).toBe('TooManyRequests');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    h.clock.advance(h.config.throttle.windowS + 1);
+    expect((await h.request('POST', '/v1/auth/', { body: { username: 'root', password: ROOT_PASSWORD } })).status).toBe(200);
+  });
+});

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = resolve(import.meta.dirname, '../bin/carapace-control-plane.js');
+
+/** Starts the real command on port 0 and resolves with its URL once it listens. */
+function start(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN], {
+    env: { ...process.env, CARAPACE_DATA_DIR: dataDir, CARAPACE_HTTP_PORT: '0', CARAPACE_RUNNER: 'none', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${stderr}`)), 90_000);
+    child.on('exit', (code) => reject(new Error(`exited with ${code}; stderr: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const url = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(line)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolvePromise({ child, url, stderr: () => stderr });
+      }
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolvePromise) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolvePromise(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('carapace-control-plane command', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'carapace-start-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates root with a generated password shown once, serves the API, and stops cleanly on SIGTERM', async () => {
+    const first = await start(dir);
+    const file = join(dir, 'initial-admin-password');
+    const password = readFileSync(file, 'utf8').trim();
+    expect(password.length).toBeGreaterThanOrEqual(16);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(first.stderr()).toContain(password);
+    const info = await fetch(`${first.url}/v1/info/`);
+    expect(info.status).toBe(200);
+    const login = await fetch(`${first.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password }) });
+    expect(login.status).toBe(200);
+    expect(await stop(first.child)).toBe(0);
+
+    const second = await start(dir);
+    expect(second.stderr()).not.toContain(password);
+    const again = await fetch(`${second.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password }) });
+    expect(again.status).toBe(200);
+    expect(await stop(second.child)).toBe(0);
+  }, 180_000);
+
+  it('refuses a bad configuration with a clear message and exit code 2', async () => {
+    const child = spawn(process.execPath, [BIN], { env: { ...process.env, CARAPACE_HTTP_PORT: 'nope' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(stderr).toContain('CARAPACE_HTTP_PORT');
+  }, 120_000);
+});
