@@ -1,1 +1,2 @@
 export * from './descriptors.js';
+export * from './plugin.js';

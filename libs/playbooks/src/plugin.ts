@@ -1,0 +1,86 @@
+import type { ClusterMember, ServerFacts } from '@carapace/models';
+import type { Descriptor } from './descriptors.js';
+
+/** A server as a playbook plugin sees it: the latest stored version. */
+export interface PluginServer {
+  readonly id: string;
+  readonly version: number;
+  readonly name: string;
+  readonly fqdn: string;
+  readonly ip: string;
+  readonly username: string;
+  readonly state: string;
+  readonly cluster_id: string | null;
+  /** `{}` until facts were gathered. */
+  readonly facts: ServerFacts | Record<string, never>;
+}
+
+/** A cluster as a playbook plugin sees it. */
+export interface PluginCluster {
+  readonly id: string;
+  readonly name: string;
+  /** Role name (`mons`, `osds`, ...) → members. */
+  readonly configuration: Readonly<Record<string, readonly ClusterMember[]>>;
+}
+
+/** A hint as given in a playbook configuration request. */
+export interface HintValue {
+  readonly id: string;
+  readonly value: unknown;
+}
+
+/** The hints of a configuration after validation, with defaults filled in. */
+export type ResolvedHints = Readonly<Record<string, unknown>>;
+
+/** The `configuration` of a playbook configuration: extra vars and an Ansible inventory. */
+export interface PlaybookConfiguration {
+  /** Passed to ansible-playbook as extra vars. */
+  readonly global_vars: Record<string, unknown>;
+  /**
+   * An Ansible inventory in the JSON form: group name → `{hosts: [ip, ...], vars?}`, plus
+   * `_meta.hostvars` keyed by server IP (`ansible_host`, `ansible_user`, ...). Every host is
+   * also in the group `all` implicitly.
+   */
+  readonly inventory: Record<string, unknown>;
+}
+
+/** What a successful run changes in the cluster model and in its servers. */
+export interface ClusterEffect {
+  /** The new `configuration` of the cluster. */
+  readonly configuration: Record<string, ClusterMember[]>;
+  /** Servers whose `cluster_id` becomes this cluster. */
+  readonly join: readonly string[];
+  /** Servers whose `cluster_id` becomes null. */
+  readonly leave: readonly string[];
+  /** Whether the cluster is deleted (purge). */
+  readonly deleteCluster: boolean;
+}
+
+/**
+ * A refusal of a request by a plugin; the control plane answers 400 with `name` as the
+ * error name (api-v1 §2, e.g. `ServerListIsRequiredForPlaybookError`).
+ */
+export class PlaybookInputError extends Error {
+  constructor(
+    readonly errorName: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = errorName;
+  }
+}
+
+/** A playbook plugin (ARCHITECTURE.md "Playbooks"). */
+export interface PlaybookPlugin {
+  readonly descriptor: Descriptor;
+  /**
+   * The servers the playbook runs on, given the servers named in the request (possibly
+   * none) and all live servers of the cluster. Throws PlaybookInputError when the request
+   * breaks the playbook's server rules.
+   */
+  selectServers(cluster: PluginCluster, requested: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[];
+  /** Builds the configuration; throws PlaybookInputError on missing facts or bad hints. */
+  buildConfiguration(cluster: PluginCluster, servers: readonly PluginServer[], hints: ResolvedHints): PlaybookConfiguration;
+  /** What a successful run of this configuration changes. */
+  onSuccess(cluster: PluginCluster, servers: readonly PluginServer[], configuration: PlaybookConfiguration): ClusterEffect;
+}
