@@ -6,3 +6,5 @@ export * from './auth.schema.js';
 export * from './playbook.schema.js';
 export * from './server.schema.js';
 export * from './cluster.schema.js';
+export * from './execution.schema.js';
+export * from './server-create.schema.js';

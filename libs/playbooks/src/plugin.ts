@@ -79,8 +79,20 @@ export interface PlaybookPlugin {
    * breaks the playbook's server rules.
    */
   selectServers(cluster: PluginCluster, requested: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[];
-  /** Builds the configuration; throws PlaybookInputError on missing facts or bad hints. */
-  buildConfiguration(cluster: PluginCluster, servers: readonly PluginServer[], hints: ResolvedHints): PlaybookConfiguration;
+  /**
+   * Builds the configuration; throws PlaybookInputError on missing facts or bad hints.
+   *
+   * `servers` are those `selectServers` returned. `clusterServers` are all live servers of
+   * the cluster, as given to `selectServers`: `add_osd` and `remove_osd` need them (the
+   * inventory names the cluster's monitors, with their host variables, so that Ansible can
+   * delegate to one) and throw a plain Error without them; the other plugins ignore them.
+   */
+  buildConfiguration(
+    cluster: PluginCluster,
+    servers: readonly PluginServer[],
+    hints: ResolvedHints,
+    clusterServers?: readonly PluginServer[],
+  ): PlaybookConfiguration;
   /** What a successful run of this configuration changes. */
   onSuccess(cluster: PluginCluster, servers: readonly PluginServer[], configuration: PlaybookConfiguration): ClusterEffect;
 }

@@ -1,0 +1,23 @@
+/**
+ * The playbook plugins Carapace ships, by playbook id.
+ *
+ * @packageDocumentation
+ */
+import { addOsdPlugin } from './add-osd.plugin.js';
+import { clusterDeployPlugin } from './cluster-deploy.plugin.js';
+import { helloWorldPlugin } from './hello-world.plugin.js';
+import type { PlaybookPlugin } from './plugin.js';
+import { purgeClusterPlugin } from './purge-cluster.plugin.js';
+import { removeOsdPlugin } from './remove-osd.plugin.js';
+
+/** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
+export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
+  [addOsdPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin]
+    .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
+    .map((p) => [p.descriptor.id, p] as const),
+);
+
+/** The plugin of a playbook id, or undefined for an unknown id (`UnknownPlaybookError`). */
+export function getPlugin(id: string): PlaybookPlugin | undefined {
+  return PLUGINS.get(id);
+}
