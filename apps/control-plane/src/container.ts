@@ -1,10 +1,19 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { RoleData, UserData } from '@carapace/models';
+import type { ClusterData, ExecutionData, PlaybookConfigurationData, RoleData, ServerData, UserData } from '@carapace/models';
 import type { Config } from './config.js';
 import { AuthRepository } from './db/auth.repository.js';
 import type { Db } from './db/client.js';
-import { roles, users } from './db/schema/index.js';
+import { clusters, executions, playbookConfigurations, roles, servers, users } from './db/schema/index.js';
+import { ClusterFileRepository } from './db/cluster-file.repository.js';
+import { ExecutionEventsRepository } from './db/execution-events.repository.js';
+import { LockRepository } from './db/lock.repository.js';
+import { ClusterService } from './services/cluster.service.js';
+import { DiscoveryTokens } from './services/discovery-tokens.js';
+import { ExecutionEngine } from './services/execution-engine.js';
+import { ExecutionService } from './services/execution.service.js';
+import { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
+import { ServerService } from './services/server.service.js';
 import { VersionedRepository } from './db/versioned.repository.js';
 import type { AppServices } from './http/context.js';
 import { systemClock, type Clock, type Mailer } from './ports.js';
@@ -25,6 +34,8 @@ export interface Container {
   readonly services: AppServices;
   readonly mailer: Mailer;
   readonly bootstrap: BootstrapResult;
+  /** Starts the periodic sweep of expired leases; returns its stop. */
+  startBackground(): () => void;
   /** Waits for the mails under way and closes the database. */
   close(): Promise<void>;
 }
@@ -33,6 +44,8 @@ export interface Container {
 export interface ContainerPorts {
   readonly clock?: Clock;
   readonly mailer?: Mailer;
+  /** How long a runner's lease lasts without a heartbeat (default 30 s). */
+  readonly leaseTimeoutMs?: number;
 }
 
 /** Wires repositories, services and ports over an open database; runs the first-start bootstrap. */
@@ -48,6 +61,37 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   const roleService = new RoleService('role', roleRepo, clock);
   const userService = new UserService(userRepo, clock, authRepo, roleService, mailer);
   roleService.attach(userService);
+  const locks = new LockRepository(db);
+  const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] });
+  const serverRepo = new VersionedRepository<ServerData>(db, servers, {
+    data: ['name', 'fqdn', 'ip', 'username', 'state', 'cluster_id', 'facts', 'facts_error', 'ssh_host_key'],
+    defaultSort: [['name', 1]],
+  });
+  const configurationRepo = new VersionedRepository<PlaybookConfigurationData>(db, playbookConfigurations, {
+    data: ['name', 'playbook_id', 'cluster_id', 'server_ids', 'hints', 'configuration'],
+    defaultSort: [['time_updated', -1]],
+  });
+  const executionRepo = new VersionedRepository<ExecutionData>(db, executions, {
+    data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
+    defaultSort: [['time_created', -1]],
+  });
+  const serverService = new ServerService(serverRepo, clock, locks);
+  const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
+  const executionEvents = new ExecutionEventsRepository(db);
+  const clusterFiles = new ClusterFileRepository(db);
+  const leaseTimeoutMs = ports.leaseTimeoutMs ?? 30_000;
+  const engine = new ExecutionEngine(
+    executionRepo,
+    configurationRepo,
+    clusterRepo,
+    clusterService,
+    serverService,
+    locks,
+    executionEvents,
+    clusterFiles,
+    clock,
+    leaseTimeoutMs,
+  );
   const key = Buffer.from(authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
   const windowMs = config.throttle.windowS * 1000;
   const services: AppServices = {
@@ -66,12 +110,31 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
       perUser: new Throttle(windowMs, config.throttle.resetRequestsPerUser),
       perAddress: new Throttle(windowMs, config.throttle.resetRequestsPerAddress),
     }),
+    clusters: clusterService,
+    servers: serverService,
+    playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService),
+    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine),
+    engine,
+    executionEvents,
+    clusterFiles,
+    discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
   };
   const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, clock }, config.admin);
   return {
     services,
     mailer,
     bootstrap: boot,
+    startBackground() {
+      const timer = setInterval(() => {
+        try {
+          engine.sweep();
+        } catch (err) {
+          logger.error({ err }, 'sweep of expired leases failed');
+        }
+      }, Math.max(1000, Math.floor(leaseTimeoutMs / 3)));
+      timer.unref();
+      return () => clearInterval(timer);
+    },
     async close() {
       await mailer.close();
       db.$client.close();

@@ -56,6 +56,7 @@ export async function main(argv: string[]): Promise<void> {
 
   const app = await buildApp({ services: container.services, logger: log });
   await app.listen({ host: config.http.host, port: config.http.port });
+  const stopBackground = container.startBackground();
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -67,6 +68,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
+    stopBackground();
     app
       .close()
       .then(() => container.close())

@@ -109,12 +109,13 @@ export class Harness {
         CARAPACE_ADMIN_PASSWORD: ROOT_PASSWORD,
         CARAPACE_SMTP_HOST: '127.0.0.1',
         CARAPACE_SMTP_PORT: String(smtpPort),
-        CARAPACE_LOG_LEVEL: 'silent',
+        CARAPACE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+        CARAPACE_DISCOVERY_TOKEN: 'harness-discovery-token-0123456789',
         ...env,
       },
     });
     const logger = createLogger(this.config.logLevel);
-    this.container = await createContainer(this.config, openDatabase(':memory:'), logger, { clock: this.clock });
+    this.container = await createContainer(this.config, openDatabase(':memory:'), logger, { clock: this.clock, leaseTimeoutMs: 30_000 });
     this.app = await buildApp({ services: this.container.services, logger });
   }
 

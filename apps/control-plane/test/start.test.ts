@@ -18,7 +18,7 @@ function start(dataDir: string, env: Record<string, string> = {}): Promise<{ chi
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${stderr}`)), 90_000);
     child.on('exit', (code) => reject(new Error(`exited with ${code}; stderr: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const url = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(line)?.[1];
       if (url) {
         clearTimeout(timer);

@@ -9,6 +9,11 @@ export interface ModelFields {
   readonly data: readonly string[];
   /** Default order: field and direction (1 ascending, -1 descending). */
   readonly defaultSort: readonly (readonly [string, 1 | -1])[];
+  /**
+   * For tables that are not versioned models: field name → column. When set, only these
+   * fields exist.
+   */
+  readonly columns?: Readonly<Record<string, string>>;
 }
 
 const ENVELOPE_COLUMNS = {
@@ -31,6 +36,11 @@ const PATH_PART = /^[A-Za-z0-9_]{1,64}$/;
  * is checked against the model's fields first, so it is safe to embed.
  */
 export function fieldExpression(fields: ModelFields, name: string): SQL {
+  if (fields.columns) {
+    const column = Object.hasOwn(fields.columns, name) ? fields.columns[name] : undefined;
+    if (!column) throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${Object.keys(fields.columns).join(', ')}.`);
+    return sql.raw(column);
+  }
   if (name in ENVELOPE_COLUMNS) return sql.raw(ENVELOPE_COLUMNS[name as keyof typeof ENVELOPE_COLUMNS]);
   const parts = name.split('.');
   const top = parts[0] ?? '';
@@ -146,7 +156,7 @@ export function parseSort(fields: ModelFields, text: string | undefined): SQL {
     const expr = fieldExpression(fields, field);
     return dir === 1 ? sql`${expr} ASC` : sql`${expr} DESC`;
   });
-  parts.push(sql`pk ASC`);
+  parts.push(sql`rowid ASC`);
   return sql.join(parts, sql`, `);
 }
 

@@ -10,6 +10,9 @@ import { authRoutes } from './routes/auth.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { infoRoutes } from './routes/info.routes.js';
 import { passwordResetRoutes } from './routes/password-reset.routes.js';
+import { infrastructureRoutes } from './routes/infrastructure.routes.js';
+import { executionRoutes } from './routes/execution.routes.js';
+import { cinderRoutes } from './routes/cinder.routes.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -31,7 +34,9 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     bodyLimit: services.config.http.bodyLimitBytes,
     trustProxy: services.config.http.trustProxy,
     return503OnClosing: true,
-    frameworkErrors: (err, request, reply) => errorHandler(err, request, reply),
+    frameworkErrors: (err, request, reply) => {
+      void errorHandler(err, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   app.setErrorHandler(errorHandler);
@@ -81,6 +86,9 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(passwordResetRoutes, opts);
   await app.register(catalogRoutes, opts);
   await app.register(accountsRoutes, opts);
+  await app.register(infrastructureRoutes, opts);
+  await app.register(executionRoutes, opts);
+  await app.register(cinderRoutes, opts);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, () => app.swagger());
 
   for (const [url, known] of [...routes]) {

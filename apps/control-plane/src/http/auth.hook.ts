@@ -9,9 +9,14 @@ import type { AppServices } from './context.js';
  */
 export function registerAuthHook(app: FastifyInstance, services: AppServices): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('discovery', false);
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
-    if (config.auth !== 'token') return;
+    if (config.auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
+      request.discovery = true;
+      return;
+    }
+    if (config.auth !== 'token' && config.auth !== 'discovery-or-token') return;
     const principal = await services.auth.authenticate(request.headers.authorization);
     request.principal = principal;
     void reply.header('x-token-expires', String(principal.expiresAt));

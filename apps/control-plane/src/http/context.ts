@@ -6,6 +6,14 @@ import type { Principal } from '../services/principal.js';
 import type { RoleService } from '../services/role.service.js';
 import type { UserService } from '../services/user.service.js';
 import type { Clock } from '../ports.js';
+import type { ClusterService } from '../services/cluster.service.js';
+import type { ServerService } from '../services/server.service.js';
+import type { PlaybookConfigurationService } from '../services/playbook-configuration.service.js';
+import type { ExecutionService } from '../services/execution.service.js';
+import type { ExecutionEngine } from '../services/execution-engine.js';
+import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
+import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
+import type { DiscoveryTokens } from '../services/discovery-tokens.js';
 
 /** Everything the routes need: the services and the configuration. */
 export interface AppServices {
@@ -16,10 +24,21 @@ export interface AppServices {
   readonly users: UserService;
   readonly roles: RoleService;
   readonly passwordReset: PasswordResetService;
+  readonly clusters: ClusterService;
+  readonly servers: ServerService;
+  readonly playbookConfigurations: PlaybookConfigurationService;
+  readonly executions: ExecutionService;
+  readonly engine: ExecutionEngine;
+  readonly executionEvents: ExecutionEventsRepository;
+  readonly clusterFiles: ClusterFileRepository;
+  readonly discoveryTokens: DiscoveryTokens;
 }
 
-/** How a route is authenticated. */
-export type AuthMode = 'none' | 'token';
+/**
+ * How a route is authenticated: not at all, by a user token, or (server registration) by
+ * a discovery token or a user token.
+ */
+export type AuthMode = 'none' | 'token' | 'discovery-or-token';
 
 /** The per-route configuration read by the auth hook. */
 export interface RouteAuth {
@@ -31,6 +50,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on routes with `auth: 'token'`. */
     principal: Principal | null;
+    /** Set when the request presented a valid discovery token. */
+    discovery: boolean;
   }
   interface FastifyContextConfig {
     auth?: AuthMode;

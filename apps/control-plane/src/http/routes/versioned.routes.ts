@@ -63,7 +63,7 @@ export function listRequest(query: ListQuery, config: Config): ListRequest {
 }
 
 /** The list envelope of a page. */
-export function pageBody<T>(request: ListRequest, page: Page<T>, map: (item: T) => unknown) {
+export function pageBody<T, U>(request: ListRequest, page: Page<T>, map: (item: T) => U) {
   return {
     items: page.items.map(map),
     page: request.all ? 1 : request.page,

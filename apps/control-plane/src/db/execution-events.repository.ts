@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import type { ExecutionStepData } from '@carapace/models';
+import type { Db } from './client.js';
+import { parseFilter, parseSort, type ModelFields } from './list-query.js';
+import { executionLogChunks, executionSteps } from './schema/index.js';
+import type { ListRequest, Page, Stored } from './versioned.repository.js';
+
+const STEP_FIELDS: ModelFields = {
+  data: [],
+  defaultSort: [['time_finished', 1]],
+  columns: {
+    id: 'id',
+    time_updated: 'time_updated',
+    role: 'role',
+    name: 'name',
+    result: 'result',
+    server_id: 'server_id',
+    time_started: 'time_started',
+    time_finished: 'time_finished',
+  },
+};
+
+/** A step as the runner reports it. */
+export interface StepInput {
+  readonly role: string;
+  readonly name: string;
+  readonly result: string;
+  readonly error: Record<string, unknown>;
+  readonly serverId: string | null;
+  readonly timeStarted: number;
+  readonly timeFinished: number;
+}
+
+interface StepRow {
+  id: string;
+  execution_id: string;
+  time_updated: number;
+  role: string;
+  name: string;
+  result: string;
+  error: string;
+  server_id: string | null;
+  time_started: number;
+  time_finished: number;
+}
+
+/** The steps and the log of executions; appends are idempotent. */
+export class ExecutionEventsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Stores a step once per `(execution, seq)`; true when it was new. */
+  addStep(executionId: string, seq: number, step: StepInput, nowS: number): boolean {
+    return (
+      this.db
+        .insert(executionSteps)
+        .values({
+          executionId,
+          seq,
+          id: randomUUID(),
+          timeUpdated: nowS,
+          role: step.role,
+          name: step.name,
+          result: step.result,
+          error: step.error,
+          serverId: step.serverId,
+          timeStarted: step.timeStarted,
+          timeFinished: step.timeFinished,
+        })
+        .onConflictDoNothing()
+        .run().changes === 1
+    );
+  }
+
+  /** A page of the steps of an execution, as step models. */
+  listSteps(executionId: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
+    const filter = parseFilter(STEP_FIELDS, request.filter);
+    const order = parseSort(STEP_FIELDS, request.sortBy);
+    const where = filter.where ? sql`execution_id = ${executionId} AND ${filter.where}` : sql`execution_id = ${executionId}`;
+    const total = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n;
+    const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
+    const rows = this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`);
+    return {
+      total,
+      items: rows.map((r) => ({
+        id: r.id,
+        version: 1,
+        time_updated: r.time_updated,
+        time_deleted: 0,
+        initiator_id: null,
+        data: {
+          execution_id: r.execution_id,
+          role: r.role,
+          name: r.name,
+          result: r.result,
+          error: JSON.parse(r.error) as Record<string, unknown>,
+          server_id: r.server_id,
+          time_started: r.time_started,
+          time_finished: r.time_finished,
+        },
+      })),
+    };
+  }
+
+  /** Stores a log chunk once per `(execution, offset)`; true when it was new. */
+  appendLog(executionId: string, offset: number, text: string): boolean {
+    return this.db.insert(executionLogChunks).values({ executionId, offset, text }).onConflictDoNothing().run().changes === 1;
+  }
+
+  /**
+   * The log from `fromOffset` on, as far as it is contiguous: chunks that arrived out of
+   * order wait until the gap before them is filled. Returns the text and the next offset.
+   */
+  readLog(executionId: string, fromOffset = 0): { text: string; next: number } {
+    const rows = this.db
+      .select({ offset: executionLogChunks.offset, text: executionLogChunks.text })
+      .from(executionLogChunks)
+      .where(and(eq(executionLogChunks.executionId, executionId), gte(executionLogChunks.offset, fromOffset)))
+      .orderBy(asc(executionLogChunks.offset))
+      .all();
+    const parts: string[] = [];
+    let next = fromOffset;
+    for (const row of rows) {
+      if (row.offset > next) break;
+      if (row.offset + row.text.length <= next) continue;
+      parts.push(row.text.slice(next - row.offset));
+      next = row.offset + row.text.length;
+    }
+    return { text: parts.join(''), next };
+  }
+}

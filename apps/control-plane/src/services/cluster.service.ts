@@ -1,0 +1,55 @@
+import type { ClusterCreate, ClusterData, ClusterUpdate } from '@carapace/models';
+import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import { conflict, UniqueViolation } from '../errors.js';
+import type { Clock } from '../ports.js';
+import type { Principal } from './principal.js';
+import { VersionedService } from './versioned.service.js';
+
+/** Clusters: unique names, and no deletion while servers are in them. */
+export class ClusterService extends VersionedService<ClusterData> {
+  constructor(
+    repo: VersionedRepository<ClusterData>,
+    clock: Clock,
+    private readonly countServers: (clusterId: string) => number,
+  ) {
+    super('cluster', repo, clock);
+  }
+
+  create(body: ClusterCreate, principal: Principal): Stored<ClusterData> {
+    return this.unique(() => this.repo.create({ name: body.name, configuration: {} }, principal.user.id, this.now()));
+  }
+
+  update(id: string, body: ClusterUpdate, principal: Principal): Stored<ClusterData> {
+    this.checkUpdatable(id, body);
+    return this.unique(() => this.appendChecked(id, body, (latest) => ({ data: { ...latest.data, name: body.data.name } }), principal));
+  }
+
+  delete(id: string, principal: Principal): Stored<ClusterData> {
+    return this.appendChecked(
+      id,
+      null,
+      (latest) => {
+        if (this.countServers(id) > 0 || Object.values(latest.data.configuration).some((members) => members.length > 0)) {
+          throw conflict('CannotDeleteClusterWithServers', `The cluster ${id} still has servers: purge it first.`);
+        }
+        return { time_deleted: this.now() };
+      },
+      principal,
+    );
+  }
+
+  /** The live cluster with this id, if any. */
+  live(id: string): Stored<ClusterData> | undefined {
+    const cluster = this.repo.get(id);
+    return cluster && cluster.time_deleted === 0 ? cluster : undefined;
+  }
+
+  private unique<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof UniqueViolation) throw conflict('ImpossibleToCreateSuchModel', 'A cluster with this name exists already.');
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type {
+  ClusterData,
+  PlaybookConfigurationCreate,
+  PlaybookConfigurationData,
+  PlaybookConfigurationUpdate,
+  ServerData,
+} from '@carapace/models';
+import { getPlugin, PlaybookInputError, resolveHints, type PluginCluster, type PluginServer } from '@carapace/playbooks';
+import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import { ApiError, badRequest } from '../errors.js';
+import type { Clock } from '../ports.js';
+import type { ClusterService } from './cluster.service.js';
+import type { Principal } from './principal.js';
+import type { ServerService } from './server.service.js';
+import { VersionedService } from './versioned.service.js';
+
+/** A stored cluster as a plugin sees it. */
+export function pluginCluster(cluster: Stored<ClusterData>): PluginCluster {
+  return { id: cluster.id, name: cluster.data.name, configuration: cluster.data.configuration };
+}
+
+/** A stored server as a plugin sees it. */
+export function pluginServer(server: Stored<ServerData>): PluginServer {
+  const { name, fqdn, ip, username, state, cluster_id, facts } = server.data;
+  return { id: server.id, version: server.version, name, fqdn, ip, username, state, cluster_id, facts: facts as PluginServer['facts'] };
+}
+
+/** Runs plugin code, turning its refusals into 400 answers named as the plugin says. */
+export function asApiError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof PlaybookInputError) throw new ApiError(400, e.errorName, e.message);
+    throw e;
+  }
+}
+
+/** Playbook configurations: built by the playbook's plugin on create, editable before running. */
+export class PlaybookConfigurationService extends VersionedService<PlaybookConfigurationData> {
+  constructor(
+    repo: VersionedRepository<PlaybookConfigurationData>,
+    clock: Clock,
+    private readonly clusters: ClusterService,
+    private readonly servers: ServerService,
+  ) {
+    super('playbook_configuration', repo, clock);
+  }
+
+  /** Checks the request and builds the configuration with the playbook's plugin. */
+  create(body: PlaybookConfigurationCreate, principal: Principal): Stored<PlaybookConfigurationData> {
+    const data = this.build(body);
+    return this.repo.create(data, principal.user.id, this.now());
+  }
+
+  /** The playbook id of a create request, checked. */
+  playbookOf(body: PlaybookConfigurationCreate): string {
+    const id = body.playbook_id ?? body.playbook;
+    if (!id) throw badRequest('The body needs the playbook id: "playbook_id".');
+    if (body.playbook_id && body.playbook && body.playbook_id !== body.playbook) throw badRequest('"playbook_id" and "playbook" differ.');
+    if (!getPlugin(id)) throw new ApiError(400, 'UnknownPlaybookError', `No playbook with id ${id}.`);
+    return id;
+  }
+
+  update(id: string, body: PlaybookConfigurationUpdate, principal: Principal): Stored<PlaybookConfigurationData> {
+    this.checkUpdatable(id, body);
+    const { name, configuration } = body.data;
+    return this.appendChecked(
+      id,
+      body,
+      (latest) => ({ data: { ...latest.data, name, configuration: { global_vars: configuration.global_vars, inventory: configuration.inventory } } }),
+      principal,
+    );
+  }
+
+  delete(id: string, principal: Principal): Stored<PlaybookConfigurationData> {
+    return this.appendChecked(id, null, () => ({ time_deleted: this.now() }), principal);
+  }
+
+  private build(body: PlaybookConfigurationCreate): PlaybookConfigurationData {
+    const playbookId = this.playbookOf(body);
+    const plugin = getPlugin(playbookId);
+    if (!plugin) throw new ApiError(400, 'UnknownPlaybookError', `No playbook with id ${playbookId}.`);
+    const cluster = this.clusters.live(body.cluster_id);
+    if (!cluster) throw new ApiError(400, 'UnknownClusterError', `No live cluster with id ${body.cluster_id}.`);
+    const requestedIds = body.server_ids ?? [];
+    const { found, missing } = this.servers.liveMany(requestedIds);
+    if (missing.length) throw new ApiError(400, 'UnknownServerError', `No live server with id ${missing.join(', ')}.`);
+    const clusterServers = this.servers.ofCluster(cluster.id);
+    return asApiError(() => {
+      const hints = resolveHints(plugin.descriptor, body.hints ?? []);
+      const pc = pluginCluster(cluster);
+      const selected = plugin.selectServers(pc, found.map(pluginServer), clusterServers.map(pluginServer));
+      const configuration = plugin.buildConfiguration(pc, selected, hints);
+      return {
+        name: body.name,
+        playbook_id: playbookId,
+        cluster_id: cluster.id,
+        server_ids: selected.map((s) => s.id),
+        hints: Object.entries(hints).map(([id, value]) => ({ id, value })),
+        configuration,
+      };
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import { isIP } from 'node:net';
+import type { ServerCreate, ServerData, ServerFacts, ServerUpdate } from '@carapace/models';
+import type { LockRepository } from '../db/lock.repository.js';
+import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import { badRequest, conflict } from '../errors.js';
+import type { Clock } from '../ports.js';
+import type { Principal } from './principal.js';
+import { VersionedService } from './versioned.service.js';
+
+/** Who registers a server: a user, or a host with the discovery token (no user). */
+export type Registrar = Principal | null;
+
+/** Listens for servers whose facts must be gathered (new or re-registered). */
+export type FactsRequestListener = (server: Stored<ServerData>) => void;
+
+/**
+ * Servers: registration (idempotent per id), renaming, facts recorded by runners, and the
+ * guard against deleting a server that is in a cluster or locked.
+ */
+export class ServerService extends VersionedService<ServerData> {
+  private readonly listeners = new Set<FactsRequestListener>();
+
+  constructor(
+    repo: VersionedRepository<ServerData>,
+    clock: Clock,
+    private readonly locks: LockRepository,
+  ) {
+    super('server', repo, clock);
+  }
+
+  /** Calls `listener` for each server that needs its facts gathered. */
+  onFactsRequested(listener: FactsRequestListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Registers a host. A new id creates the server; a known id refreshes host and username
+   * (reviving it if it was deleted) and asks for its facts again.
+   */
+  register(body: ServerCreate, registrar: Registrar): Stored<ServerData> {
+    const id = (body.id ?? body.server_id)?.toLowerCase();
+    if (!id) throw badRequest('The body needs the server id: "id" (or "server_id").');
+    if (body.id && body.server_id && body.id.toLowerCase() !== body.server_id.toLowerCase()) {
+      throw badRequest('"id" and "server_id" differ.');
+    }
+    const initiator = registrar?.user.id ?? null;
+    const now = this.now();
+    const server = this.repo.transaction(() => {
+      const latest = this.repo.get(id);
+      if (!latest) {
+        return this.repo.create(
+          {
+            name: body.host,
+            fqdn: body.host,
+            ip: isIP(body.host) ? body.host : '',
+            username: body.username,
+            state: 'gathering_facts',
+            cluster_id: null,
+            facts: {},
+            facts_error: null,
+            ssh_host_key: null,
+          },
+          initiator,
+          now,
+          id,
+        );
+      }
+      const data: ServerData = {
+        ...latest.data,
+        username: body.username,
+        ip: isIP(body.host) ? body.host : latest.data.ip,
+        fqdn: isIP(body.host) ? latest.data.fqdn : body.host,
+        state: latest.data.cluster_id ? latest.data.state : 'gathering_facts',
+        facts_error: null,
+      };
+      return this.repo.append(latest, { data, time_deleted: 0 }, initiator, now);
+    });
+    for (const listener of this.listeners) listener(server);
+    return server;
+  }
+
+  update(id: string, body: ServerUpdate, principal: Principal): Stored<ServerData> {
+    this.checkUpdatable(id, body);
+    return this.appendChecked(id, body, (latest) => ({ data: { ...latest.data, name: body.data.name } }), principal);
+  }
+
+  delete(id: string, principal: Principal): Stored<ServerData> {
+    return this.appendChecked(
+      id,
+      null,
+      (latest) => {
+        if (latest.data.cluster_id) throw conflict('CannotDeleteServer', `The server ${id} is in the cluster ${latest.data.cluster_id}.`);
+        if (this.locks.lockOf(id)) throw conflict('CannotDeleteServer', `The server ${id} is locked by a running execution.`);
+        return { time_deleted: this.now() };
+      },
+      principal,
+    );
+  }
+
+  /**
+   * Records the facts a runner gathered: name, FQDN and address from them, the SSH host key
+   * (kept from the first time), and the server becomes operational.
+   */
+  recordFacts(id: string, facts: ServerFacts, sshHostKey: string | null): Stored<ServerData> {
+    const now = this.now();
+    return this.repo.transaction(() => {
+      const latest = this.get(id);
+      const data: ServerData = {
+        ...latest.data,
+        name: latest.version === 1 || latest.data.name === latest.data.fqdn ? facts.hostname || latest.data.name : latest.data.name,
+        fqdn: facts.fqdn || latest.data.fqdn,
+        ip: facts.default_ipv4 ?? latest.data.ip,
+        facts,
+        facts_error: null,
+        ssh_host_key: latest.data.ssh_host_key ?? sshHostKey,
+        state: latest.data.state === 'gathering_facts' || latest.data.state === 'unreachable' ? 'operational' : latest.data.state,
+      };
+      return this.repo.append(latest, { data }, null, now);
+    });
+  }
+
+  /** Records that facts could not be gathered, and why. */
+  recordFactsFailure(id: string, reason: string): Stored<ServerData> {
+    const now = this.now();
+    return this.repo.transaction(() => {
+      const latest = this.get(id);
+      const state = latest.data.state === 'gathering_facts' ? 'unreachable' : latest.data.state;
+      return this.repo.append(latest, { data: { ...latest.data, state, facts_error: reason } }, null, now);
+    });
+  }
+
+  /** Live servers by id, in the given order; the ids that are unknown or deleted. */
+  liveMany(ids: readonly string[]): { found: Stored<ServerData>[]; missing: string[] } {
+    const found: Stored<ServerData>[] = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const s = this.repo.get(id);
+      if (s && s.time_deleted === 0) found.push(s);
+      else missing.push(id);
+    }
+    return { found, missing };
+  }
+
+  /** The live servers of a cluster. */
+  ofCluster(clusterId: string): Stored<ServerData>[] {
+    return this.repo.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ cluster_id: clusterId }) }).items;
+  }
+
+  /** How many live servers a cluster has. */
+  countInCluster(clusterId: string): number {
+    return this.repo.countLive('cluster_id', clusterId);
+  }
+
+  /** Sets the cluster of servers (a playbook's effect); the caller holds the transaction. */
+  setCluster(id: string, clusterId: string | null, now: number): Stored<ServerData> {
+    const latest = this.get(id);
+    return this.repo.append(latest, { data: { ...latest.data, cluster_id: clusterId } }, null, now);
+  }
+}

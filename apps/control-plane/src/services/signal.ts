@@ -1,0 +1,20 @@
+/** A tiny typed event: listeners are called synchronously, in order, and never throw out. */
+export class Signal<T> {
+  private readonly listeners = new Set<(value: T) => void>();
+
+  /** Adds a listener; returns its removal. */
+  on(listener: (value: T) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(value: T): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(value);
+      } catch {
+        // A listener's failure is its own; the emitter goes on.
+      }
+    }
+  }
+}

@@ -1,0 +1,228 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Harness } from './harness.js';
+import { addServer } from './fixtures.js';
+
+describe('execution engine: queue, locks and leases', () => {
+  let h: Harness;
+  let root: string;
+  let clusterId: string;
+  beforeAll(async () => {
+    h = await Harness.start();
+    root = await h.rootToken();
+    clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'engine' } })).json.id;
+  });
+  afterAll(() => h.stop());
+
+  const engine = () => h.container.services.engine;
+
+  async function queue(serverIds: string[]): Promise<string> {
+    const config = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: 'q', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: serverIds },
+    });
+    expect(config.status, config.body).toBe(200);
+    const execution = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } });
+    h.clock.advance(1);
+    return execution.json.id as string;
+  }
+
+  const state = async (id: string) => (await h.request('GET', `/v1/execution/${id}/`, { token: root })).json.data.state as string;
+
+  it('never runs two executions sharing a server together; runs disjoint ones at once', async () => {
+    const [s1, s2, s3] = [await addServer(h), await addServer(h), await addServer(h)];
+    const a = await queue([s1.id, s2.id]);
+    const b = await queue([s2.id, s3.id]);
+    const c = await queue([s3.id]);
+    const first = engine().claim('r1', 10).map((x) => x.execution.id);
+    // b waits for s2; c shares s3 with the older b, so it waits behind it.
+    expect(first).toEqual([a]);
+    expect(await state(b)).toBe('created');
+    expect(await state(c)).toBe('created');
+    expect(engine().claim('r1', 10)).toEqual([]);
+    engine().finish(a, 'completed', null);
+    expect(engine().claim('r2', 10).map((x) => x.execution.id)).toEqual([b]);
+    engine().finish(b, 'failed', 'boom');
+    expect(engine().claim('r2', 10).map((x) => x.execution.id)).toEqual([c]);
+    engine().finish(c, 'completed', null);
+  });
+
+  it('hands out no more than the free slots, oldest first', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await queue([(await addServer(h)).id]));
+    expect(engine().claim('r3', 0)).toEqual([]);
+    const got = engine().claim('r3', 2).map((x) => x.execution.id);
+    expect(got).toEqual(ids.slice(0, 2));
+    const assignment = engine().claim('r3', 5)[0];
+    expect(assignment?.execution.id).toBe(ids[2]);
+    expect(assignment?.playbookId).toBe('hello_world');
+    expect(Object.values(assignment?.serverIds ?? {})).toHaveLength(1);
+    for (const id of ids) engine().finish(id, 'completed', null);
+  });
+
+  it('fails the executions of a runner whose lease expired, frees their servers, and runs the next', async () => {
+    const s = await addServer(h);
+    const lost = await queue([s.id]);
+    const next = await queue([s.id]);
+    expect(engine().claim('vanishing', 5).map((x) => x.execution.id)).toEqual([lost]);
+    h.clock.advance(20);
+    engine().heartbeat('vanishing');
+    h.clock.advance(20);
+    expect(engine().sweep()).toEqual([]);
+    expect(await state(lost)).toBe('started');
+    const del = await h.request('DELETE', `/v1/server/${s.id}/`, { token: root });
+    expect(del.json.error).toBe('CannotDeleteServer');
+    h.clock.advance(31);
+    expect(engine().sweep()).toEqual([lost]);
+    const failed = (await h.request('GET', `/v1/execution/${lost}/`, { token: root })).json.data;
+    expect(failed.state).toBe('failed');
+    expect(failed.reason).toContain('vanishing');
+    expect(engine().claim('healthy', 5).map((x) => x.execution.id)).toEqual([next]);
+    engine().finish(next, 'completed', null);
+    expect(engine().finish(lost, 'completed', null)).toBeNull();
+  });
+
+  it('keeps the lock invariants over many random executions and servers', async () => {
+    const servers = [];
+    for (let i = 0; i < 8; i++) servers.push((await addServer(h)).id);
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const queued: { id: string; servers: string[] }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const pick = servers.filter(() => random() < 0.3);
+      const chosen = pick.length ? pick : [servers[Math.floor(random() * servers.length)] ?? ''];
+      queued.push({ id: await queue(chosen), servers: chosen });
+    }
+    const running = new Map<string, string[]>();
+    const finished = new Set<string>();
+    const order: string[] = [];
+    for (let round = 0; round < 400 && finished.size < queued.length; round++) {
+      for (const a of engine().claim(`r${round % 3}`, 1 + Math.floor(random() * 3))) {
+        const servers = queued.find((q) => q.id === a.execution.id)?.servers ?? [];
+        for (const other of running.values()) expect(other.some((s) => servers.includes(s))).toBe(false);
+        running.set(a.execution.id, servers);
+        order.push(a.execution.id);
+      }
+      for (const id of [...running.keys()]) {
+        if (random() < 0.5) {
+          engine().finish(id, random() < 0.8 ? 'completed' : 'failed', null);
+          running.delete(id);
+          finished.add(id);
+        }
+      }
+    }
+    expect(finished.size).toBe(queued.length);
+    // Two executions sharing a server start in the order they were queued.
+    for (const [i, a] of queued.entries()) {
+      for (const b of queued.slice(i + 1)) {
+        if (a.servers.some((s) => b.servers.includes(s))) expect(order.indexOf(a.id)).toBeLessThan(order.indexOf(b.id));
+      }
+    }
+  });
+});
+
+describe('steps and logs', () => {
+  let h: Harness;
+  let root: string;
+  let executionId: string;
+  let serverId: string;
+  beforeAll(async () => {
+    h = await Harness.start();
+    root = await h.rootToken();
+    const clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'logs' } })).json.id;
+    const s = await addServer(h);
+    serverId = s.id;
+    const config = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: 'l', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id] },
+    });
+    executionId = (await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } })).json.id;
+    h.container.services.engine.claim('r', 1);
+  });
+  afterAll(() => h.stop());
+
+  const TEXT = Array.from({ length: 50 }, (_, i) => `TASK [hello_world : step ${i}] ${'*'.repeat(i % 7)}\nok: [10.0.0.1] ü\n`).join('');
+
+  it('rebuilds the exact text from chunks out of order, duplicated, and missing then resent', async () => {
+    const engine = h.container.services.engine;
+    const chunks: { offset: number; text: string }[] = [];
+    for (let offset = 0; offset < TEXT.length; offset += 97) chunks.push({ offset, text: TEXT.slice(offset, offset + 97) });
+    const shuffled = [...chunks].reverse();
+    const missing = shuffled.splice(3, 1)[0];
+    for (const c of shuffled) engine.appendLog(executionId, c.offset, c.text);
+    for (const c of shuffled.slice(0, 5)) expect(engine.appendLog(executionId, c.offset, c.text)).toBe(false);
+    const partial = await h.request('GET', `/v1/execution/${executionId}/log/`, { token: root, headers: { accept: 'application/json' } });
+    expect(TEXT.startsWith(partial.json.data)).toBe(true);
+    expect(partial.json.data.length).toBeLessThan(TEXT.length);
+    if (missing) engine.appendLog(executionId, missing.offset, missing.text);
+    const whole = await h.request('GET', `/v1/execution/${executionId}/log/`, { token: root, headers: { 'content-type': 'application/json' } });
+    expect(whole.headers['content-type']).toBe('application/json');
+    expect(whole.json).toEqual({ data: TEXT });
+    const plain = await h.request('GET', `/v1/execution/${executionId}/log/`, { token: root });
+    expect(plain.headers['content-type']).toMatch(/^text\/plain/);
+    expect(plain.body).toBe(TEXT);
+    const download = await h.request('GET', `/v1/execution/${executionId}/log/?download=yes`, { token: root });
+    expect(download.headers['content-disposition']).toBe(`attachment; filename=${executionId}.log`);
+    expect(download.body).toBe(TEXT);
+  });
+
+  it('stores each step once and lists them by finish time', async () => {
+    const engine = h.container.services.engine;
+    const step = (n: number) => ({
+      role: 'hello_world',
+      name: `task ${n}`,
+      result: n === 2 ? 'error' : 'ok',
+      error: n === 2 ? { msg: 'failed', rc: 1 } : {},
+      serverId,
+      timeStarted: 100 + n,
+      timeFinished: 110 + (5 - n),
+    });
+    for (const n of [0, 1, 2, 3, 4]) expect(engine.recordStep(executionId, n, step(n))).toBe(true);
+    expect(engine.recordStep(executionId, 2, step(2))).toBe(false);
+    const steps = await h.request('GET', `/v1/execution/${executionId}/steps/`, { token: root });
+    expect(steps.status, steps.body).toBe(200);
+    expect(steps.json.total).toBe(5);
+    expect(steps.json.items.map((s: { data: { name: string } }) => s.data.name)).toEqual(['task 4', 'task 3', 'task 2', 'task 1', 'task 0']);
+    expect(steps.json.items[2]).toMatchObject({ model: 'execution_step', version: 1, data: { execution_id: executionId, result: 'error', error: { msg: 'failed', rc: 1 }, server_id: serverId } });
+    const errors = await h.request('GET', `/v1/execution/${executionId}/steps/?filter=${encodeURIComponent('{"result":"error"}')}`, { token: root });
+    expect(errors.json.total).toBe(1);
+    expect((await h.request('GET', `/v1/execution/${executionId}/steps/?filter=${encodeURIComponent('{"nope":1}')}`, { token: root })).status).toBe(400);
+  });
+
+  it('follows the log live until the execution ends', async () => {
+    const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const engine = h.container.services.engine;
+    const res = await fetch(`${address}/v1/execution/${executionId}/log/?follow=yes`, { headers: { authorization: root } });
+    expect(res.status).toBe(200);
+    const reader = res.body?.getReader();
+    if (!reader) throw new Error('no body');
+    const decoder = new TextDecoder();
+    let received = '';
+    const readUntil = async (needle: string) => {
+      while (!received.includes(needle)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${needle}`);
+        received += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil('step 49');
+    expect(received).toBe(TEXT);
+    engine.appendLog(executionId, TEXT.length, 'PLAY RECAP *****\n');
+    await readUntil('PLAY RECAP');
+    engine.finish(executionId, 'completed', null);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      received += decoder.decode(value, { stream: true });
+    }
+    expect(received).toBe(`${TEXT}PLAY RECAP *****\n`);
+  });
+
+  it('answers 404 for the steps and log of an unknown execution', async () => {
+    for (const what of ['steps', 'log']) {
+      expect((await h.request('GET', `/v1/execution/3f1e1b4c-1111-4222-8333-444455556666/${what}/`, { token: root })).status).toBe(404);
+    }
+  });
+});

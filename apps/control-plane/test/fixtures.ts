@@ -1,0 +1,77 @@
+import type { ServerFacts } from '@carapace/models';
+import type { Harness } from './harness.js';
+
+const GiB = 1024 ** 3;
+
+/** Realistic facts of a Debian 12 host: a system disk, two data disks, two interfaces. */
+export function makeFacts(hostname: string, ip: string, options: { dataDisks?: number } = {}): ServerFacts {
+  const dataDisks = options.dataDisks ?? 2;
+  return {
+    hostname,
+    fqdn: `${hostname}.lab.example.com`,
+    os: { id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)', kernel: '6.1.0-18-amd64' },
+    cpu: { count: 8, model: 'Intel(R) Xeon(R) Silver 4210R CPU @ 2.40GHz' },
+    memory: { total_bytes: 64 * GiB },
+    interfaces: [
+      { name: 'lo', mac: null, mtu: 65536, addresses: [{ family: 'inet', address: '127.0.0.1', prefix: 8 }], default_route: false },
+      { name: 'eth0', mac: '52:54:00:12:34:56', mtu: 1500, addresses: [{ family: 'inet', address: ip, prefix: 24 }], default_route: true },
+      { name: 'eth1', mac: '52:54:00:12:34:57', mtu: 9000, addresses: [{ family: 'inet', address: ip.replace(/^\d+\.\d+/, '192.168'), prefix: 24 }], default_route: false },
+    ],
+    default_ipv4: ip,
+    disks: [
+      {
+        name: 'vda',
+        path: '/dev/vda',
+        size_bytes: 50 * GiB,
+        rotational: false,
+        type: 'disk',
+        model: null,
+        serial: null,
+        read_only: false,
+        removable: false,
+        fstype: null,
+        mountpoint: null,
+        holders: [],
+        partitions: [
+          { name: 'vda1', path: '/dev/vda1', size_bytes: 49 * GiB, fstype: 'ext4', mountpoint: '/', holders: [] },
+          { name: 'vda2', path: '/dev/vda2', size_bytes: GiB, fstype: 'swap', mountpoint: '[SWAP]', holders: [] },
+        ],
+      },
+      ...Array.from({ length: dataDisks }, (_, i) => ({
+        name: `vd${String.fromCharCode(98 + i)}`,
+        path: `/dev/vd${String.fromCharCode(98 + i)}`,
+        size_bytes: (i % 2 ? 960 : 4000) * GiB,
+        rotational: i % 2 === 0,
+        type: 'disk',
+        model: i % 2 ? 'SAMSUNG MZ7LH960' : 'ST4000NM0035',
+        serial: `S${i}${hostname}`,
+        read_only: false,
+        removable: false,
+        fstype: null,
+        mountpoint: null,
+        holders: [],
+        partitions: [],
+      })),
+    ],
+    gathered_at: 1_795_000_000,
+  };
+}
+
+let hostCounter = 10;
+
+/**
+ * Registers a server with the discovery token and records its facts as a runner would;
+ * returns the server model.
+ */
+export async function addServer(h: Harness, options: { dataDisks?: number } = {}) {
+  const n = hostCounter++;
+  const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  const ip = `10.0.0.${n}`;
+  const res = await h.request('POST', '/v1/server/', {
+    headers: { authorization: h.config.discoveryTokens[0] ?? '' },
+    body: { id, host: ip, username: 'ansible' },
+  });
+  if (res.status !== 200) throw new Error(`register: ${res.status} ${res.body}`);
+  const server = h.container.services.servers.recordFacts(id, makeFacts(`node${n}`, ip, options), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake');
+  return { ...server, model: 'server' as const };
+}
