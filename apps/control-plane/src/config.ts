@@ -28,7 +28,20 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    grpc: Type.Object({ host: Type.String({ minLength: 1 }), port: Port }, { additionalProperties: false }),
+    grpc: Type.Object(
+      {
+        host: Type.String({ minLength: 1 }),
+        port: Port,
+        /** PEM files; with none set the gRPC port speaks plain HTTP/2 (keep it on a trusted network). */
+        tlsCertFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        tlsKeyFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        /** CA of runner client certificates: when set, runners must present one (mTLS). */
+        tlsClientCaFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        heartbeatIntervalMs: Type.Integer({ minimum: 100 }),
+        leaseTimeoutMs: Type.Integer({ minimum: 1000 }),
+      },
+      { additionalProperties: false },
+    ),
     admin: Type.Object(
       { password: Type.Union([Type.String({ minLength: 8 }), Type.Null()]), email: Type.String({ minLength: 3 }) },
       { additionalProperties: false },
@@ -73,7 +86,7 @@ export const DEFAULT_CONFIG: Config = {
   dataDir: './data',
   logLevel: 'info',
   http: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 1_048_576, trustProxy: false },
-  grpc: { host: '127.0.0.1', port: 8081 },
+  grpc: { host: '127.0.0.1', port: 8081, tlsCertFile: null, tlsKeyFile: null, tlsClientCaFile: null, heartbeatIntervalMs: 5000, leaseTimeoutMs: 30_000 },
   admin: { password: null, email: 'root@localhost' },
   discoveryTokens: [],
   smtp: { host: null, port: 25, secure: false, user: null, password: null, from: 'carapace@localhost' },
@@ -103,6 +116,11 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_HTTP_TRUST_PROXY: 'http.trustProxy',
   CARAPACE_GRPC_HOST: 'grpc.host',
   CARAPACE_GRPC_PORT: 'grpc.port',
+  CARAPACE_GRPC_TLS_CERT: 'grpc.tlsCertFile',
+  CARAPACE_GRPC_TLS_KEY: 'grpc.tlsKeyFile',
+  CARAPACE_GRPC_TLS_CLIENT_CA: 'grpc.tlsClientCaFile',
+  CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: 'grpc.heartbeatIntervalMs',
+  CARAPACE_RUNNER_LEASE_TIMEOUT_MS: 'grpc.leaseTimeoutMs',
   CARAPACE_ADMIN_PASSWORD: 'admin.password',
   CARAPACE_ADMIN_EMAIL: 'admin.email',
   CARAPACE_DISCOVERY_TOKEN: 'discoveryTokens',

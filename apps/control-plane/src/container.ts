@@ -8,6 +8,9 @@ import { clusters, executions, playbookConfigurations, roles, servers, users } f
 import { ClusterFileRepository } from './db/cluster-file.repository.js';
 import { ExecutionEventsRepository } from './db/execution-events.repository.js';
 import { LockRepository } from './db/lock.repository.js';
+import { RunnerRepository } from './db/runner.repository.js';
+import { FactsScheduler } from './services/facts.scheduler.js';
+import { RunnerService } from './services/runner.service.js';
 import { ClusterService } from './services/cluster.service.js';
 import { DiscoveryTokens } from './services/discovery-tokens.js';
 import { ExecutionEngine } from './services/execution-engine.js';
@@ -44,7 +47,7 @@ export interface Container {
 export interface ContainerPorts {
   readonly clock?: Clock;
   readonly mailer?: Mailer;
-  /** How long a runner's lease lasts without a heartbeat (default 30 s). */
+  /** How long a runner's lease lasts without a heartbeat (default: the configuration's). */
   readonly leaseTimeoutMs?: number;
 }
 
@@ -79,7 +82,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
   const executionEvents = new ExecutionEventsRepository(db);
   const clusterFiles = new ClusterFileRepository(db);
-  const leaseTimeoutMs = ports.leaseTimeoutMs ?? 30_000;
+  const leaseTimeoutMs = ports.leaseTimeoutMs ?? config.grpc.leaseTimeoutMs;
   const engine = new ExecutionEngine(
     executionRepo,
     configurationRepo,
@@ -118,6 +121,8 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     executionEvents,
     clusterFiles,
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
+    runners: new RunnerService(new RunnerRepository(db), clock, (name) => engine.runningOn(name).map((e) => e.id)),
+    facts: new FactsScheduler(serverService, clock, logger.child({ component: 'facts' })),
   };
   const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, clock }, config.admin);
   return {
@@ -133,9 +138,15 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
         }
       }, Math.max(1000, Math.floor(leaseTimeoutMs / 3)));
       timer.unref();
-      return () => clearInterval(timer);
+      services.facts.resume();
+      const stopFacts = services.facts.start();
+      return () => {
+        clearInterval(timer);
+        stopFacts();
+      };
     },
     async close() {
+      services.facts.close();
       await mailer.close();
       db.$client.close();
     },

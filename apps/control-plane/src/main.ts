@@ -6,13 +6,15 @@ import { createContainer } from './container.js';
 import { openDatabase } from './db/client.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
+import { EmbeddedRunner } from './embedded-runner.js';
+import { startGrpcServer } from './grpc/grpc.server.js';
 
 const USAGE = `Usage: carapace-control-plane [--config FILE]
 
 Starts the Carapace control plane. Configuration: the YAML file (--config or
 CARAPACE_CONFIG), overridden by CARAPACE_* environment variables; see the README.`;
 
-const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_GRACE_MS = 20_000;
 
 /** Starts the control plane and runs until SIGINT or SIGTERM. */
 export async function main(argv: string[]): Promise<void> {
@@ -56,7 +58,10 @@ export async function main(argv: string[]): Promise<void> {
 
   const app = await buildApp({ services: container.services, logger: log });
   await app.listen({ host: config.http.host, port: config.http.port });
+  const grpcServer = await startGrpcServer(config, container, log);
   const stopBackground = container.startBackground();
+  const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, { dataDir: config.dataDir, grpcPort: grpcServer.port, logLevel: config.logLevel }, log.child({ component: 'embedded-runner' })) : null;
+  embedded?.start();
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -69,8 +74,9 @@ export async function main(argv: string[]): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     stopBackground();
-    app
-      .close()
+    Promise.resolve(embedded?.stop())
+      .then(() => grpcServer.close())
+      .then(() => app.close())
       .then(() => container.close())
       .then(() => {
         log.info('stopped');

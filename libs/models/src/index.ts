@@ -8,3 +8,4 @@ export * from './server.schema.js';
 export * from './cluster.schema.js';
 export * from './execution.schema.js';
 export * from './server-create.schema.js';
+export * from './runner.schema.js';

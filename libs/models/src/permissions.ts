@@ -4,19 +4,21 @@ export type PermissionGroupName = (typeof PERMISSION_GROUPS)[number];
 
 /**
  * Every `api` permission: the 30 of the contract, plus `view_cinder` (api-v1 §7) and
- * `view_runner` (Carapace extension: the runner list).
+ * `view_runner`, `create_runner` and `delete_runner` (Carapace extension: runners and their tokens).
  */
 export const API_PERMISSIONS = [
   'create_cluster',
   'create_execution',
   'create_playbook_configuration',
   'create_role',
+  'create_runner',
   'create_server',
   'create_user',
   'delete_cluster',
   'delete_execution',
   'delete_playbook_configuration',
   'delete_role',
+  'delete_runner',
   'delete_server',
   'delete_user',
   'edit_cluster',

@@ -13,6 +13,7 @@ import { passwordResetRoutes } from './routes/password-reset.routes.js';
 import { infrastructureRoutes } from './routes/infrastructure.routes.js';
 import { executionRoutes } from './routes/execution.routes.js';
 import { cinderRoutes } from './routes/cinder.routes.js';
+import { runnerRoutes } from './routes/runner.routes.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -89,6 +90,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(infrastructureRoutes, opts);
   await app.register(executionRoutes, opts);
   await app.register(cinderRoutes, opts);
+  await app.register(runnerRoutes, opts);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, () => app.swagger());
 
   for (const [url, known] of [...routes]) {

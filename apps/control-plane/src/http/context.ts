@@ -11,6 +11,8 @@ import type { ServerService } from '../services/server.service.js';
 import type { PlaybookConfigurationService } from '../services/playbook-configuration.service.js';
 import type { ExecutionService } from '../services/execution.service.js';
 import type { ExecutionEngine } from '../services/execution-engine.js';
+import type { FactsScheduler } from '../services/facts.scheduler.js';
+import type { RunnerService } from '../services/runner.service.js';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { DiscoveryTokens } from '../services/discovery-tokens.js';
@@ -32,6 +34,8 @@ export interface AppServices {
   readonly executionEvents: ExecutionEventsRepository;
   readonly clusterFiles: ClusterFileRepository;
   readonly discoveryTokens: DiscoveryTokens;
+  readonly runners: RunnerService;
+  readonly facts: FactsScheduler;
 }
 
 /**

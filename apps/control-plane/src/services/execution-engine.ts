@@ -57,6 +57,11 @@ export class ExecutionEngine {
     private readonly leaseTimeoutMs: number,
   ) {}
 
+  /** The latest version of an execution, or undefined. */
+  get(executionId: string): Stored<ExecutionData> | undefined {
+    return this.executions.get(executionId);
+  }
+
   /** Says that an execution was queued. */
   queued(): void {
     this.workAvailable.emit();

@@ -11,3 +11,4 @@ export { executions } from './executions.js';
 export { executionSteps, executionLogChunks } from './execution-events.js';
 export { serverLocks } from './server-locks.js';
 export { clusterFiles } from './cluster-files.js';
+export { runners } from './runners.js';

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { RunnerService } from './services/runner.service.js';
+
+/** The name of the runner the control plane starts itself. */
+export const EMBEDDED_RUNNER = 'embedded';
+
+/** Where the `carapace-runner` program of the installed `@carapace/runner` package is, or null. */
+export function findRunnerBin(): string | null {
+  try {
+    const pkg = createRequire(import.meta.url).resolve('@carapace/runner/package.json');
+    const bin = join(dirname(pkg), 'bin', 'carapace-runner.js');
+    return existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs one local runner as a child process (`CARAPACE_RUNNER=embedded`), so that one machine
+ * is a complete installation. The two talk only over gRPC on loopback, like any runner; the
+ * child gets a fresh token at every start and its SSH key lives in `<dataDir>/runner/`.
+ * A crashed runner is restarted with backoff; stop() drains it.
+ */
+export class EmbeddedRunner {
+  private child: ChildProcess | null = null;
+  private stopping = false;
+  private restarts = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly runners: RunnerService,
+    private readonly options: { dataDir: string; grpcPort: number; logLevel: string; slots?: number },
+    private readonly log: Logger,
+  ) {}
+
+  start(): boolean {
+    const bin = findRunnerBin();
+    if (!bin) {
+      this.log.error('CARAPACE_RUNNER=embedded but @carapace/runner is not installed beside the control plane: no local runner');
+      return false;
+    }
+    const dir = join(this.options.dataDir, 'runner');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const { token } = this.runners.rotate(EMBEDDED_RUNNER, { embedded: 'true' });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CARAPACE_RUNNER_URL: `127.0.0.1:${this.options.grpcPort}`,
+      CARAPACE_RUNNER_TOKEN: token,
+      CARAPACE_RUNNER_NAME: EMBEDDED_RUNNER,
+      CARAPACE_RUNNER_WORK_DIR: dir,
+      CARAPACE_RUNNER_SSH_KEY: join(dir, 'id_ed25519'),
+      // The whole installation stops together: runs get a short grace, then are canceled.
+      CARAPACE_RUNNER_DRAIN_GRACE_MS: process.env.CARAPACE_RUNNER_DRAIN_GRACE_MS ?? '3000',
+      CARAPACE_RUNNER_CANCEL_GRACE_MS: process.env.CARAPACE_RUNNER_CANCEL_GRACE_MS ?? '2000',
+      CARAPACE_RUNNER_LOG_LEVEL: process.env.CARAPACE_RUNNER_LOG_LEVEL ?? this.options.logLevel,
+      ...(this.options.slots ? { CARAPACE_RUNNER_SLOTS: String(this.options.slots) } : {}),
+    };
+    const child = spawn(process.execPath, [bin], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    this.child = child;
+    const startedAt = Date.now();
+    child.on('exit', (code, signal) => {
+      this.child = null;
+      if (this.stopping) return;
+      if (Date.now() - startedAt > 60_000) this.restarts = 0;
+      const delayMs = Math.min(30_000, 1000 * 2 ** this.restarts++);
+      this.log.error({ code, signal, retryInMs: delayMs }, 'embedded runner exited; restarting it');
+      this.timer = setTimeout(() => this.start(), delayMs);
+      this.timer.unref();
+    });
+    this.log.info({ pid: child.pid }, 'embedded runner started');
+    return true;
+  }
+
+  /** SIGTERM (the runner drains), then SIGKILL after `graceMs`. */
+  async stop(graceMs = 8000): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+}

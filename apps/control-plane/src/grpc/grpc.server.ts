@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { grpc, runnerServiceDefinition, SERVER_KEEPALIVE_OPTIONS } from '@carapace/protocol';
+import type { Config } from '../config.js';
+import type { Container } from '../container.js';
+import { RunnerGateway } from './runner.gateway.js';
+
+/** A listening gRPC server and its gateway. */
+export interface GrpcServer {
+  readonly port: number;
+  readonly gateway: RunnerGateway;
+  /** Stops taking streams, closes the open ones and waits for the server to stop. */
+  close(): Promise<void>;
+}
+
+function credentials(config: Config['grpc']): grpc.ServerCredentials {
+  if (!config.tlsCertFile || !config.tlsKeyFile) return grpc.ServerCredentials.createInsecure();
+  const ca = config.tlsClientCaFile ? readFileSync(config.tlsClientCaFile) : null;
+  return grpc.ServerCredentials.createSsl(
+    ca,
+    [{ cert_chain: readFileSync(config.tlsCertFile), private_key: readFileSync(config.tlsKeyFile) }],
+    ca !== null,
+  );
+}
+
+/** Starts `RunnerService` on the configured address (port 0 picks a free one). */
+export async function startGrpcServer(config: Config, container: Container, log: Logger): Promise<GrpcServer> {
+  const { services } = container;
+  const gateway = new RunnerGateway(services.runners, services.engine, services.servers, services.facts, services.clock, log.child({ component: 'runners' }), {
+    heartbeatIntervalMs: config.grpc.heartbeatIntervalMs,
+    leaseTimeoutMs: config.grpc.leaseTimeoutMs,
+  });
+  const server = new grpc.Server(SERVER_KEEPALIVE_OPTIONS);
+  server.addService(runnerServiceDefinition(), gateway.handlers());
+  const host = config.grpc.host.includes(':') ? `[${config.grpc.host}]` : config.grpc.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${config.grpc.port}`, credentials(config.grpc), (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+  log.info({ host: config.grpc.host, port, tls: Boolean(config.grpc.tlsCertFile) }, 'gRPC server listening for runners');
+  return {
+    port,
+    gateway,
+    close: () =>
+      new Promise<void>((resolve) => {
+        gateway.close();
+        const force = setTimeout(() => server.forceShutdown(), 5000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,165 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { conflict, notFound } from '../errors.js';
+import type { RunnerRepository } from '../db/runner.repository.js';
+import type { Clock } from '../ports.js';
+import { nowS } from '../ports.js';
+import { Signal } from './signal.js';
+
+/** Names runners may have: what fits a hostname label, dots and underscores allowed. */
+export const RUNNER_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
+
+const TOKEN_PREFIX = 'crt';
+
+/** What a connected runner told about itself, and how it is doing. */
+export interface RunnerSession {
+  readonly sessionId: string;
+  readonly name: string;
+  readonly version: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly slots: number;
+  readonly connectedAtMs: number;
+  readonly peer: string;
+  readonly sshPublicKey: string;
+  lastHeartbeatMs: number;
+  draining: boolean;
+}
+
+/** A runner as the API lists it. */
+export interface RunnerInfo {
+  name: string;
+  state: 'connected' | 'draining' | 'disconnected';
+  labels: Record<string, string>;
+  version: string | null;
+  slots: number;
+  free_slots: number;
+  last_heartbeat: number | null;
+  connected_since: number | null;
+  peer: string | null;
+  ssh_public_key: string | null;
+  executions: string[];
+  time_created: number;
+}
+
+/** A freshly issued runner token; `token` is shown this once. */
+export interface IssuedRunner {
+  name: string;
+  labels: Record<string, string>;
+  token: string;
+}
+
+function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/**
+ * Runner identities and sessions. A runner token is `crt.<name in base64url>.<secret>`; only
+ * the SHA-256 of the secret is stored, compared in constant time. One session per runner
+ * name: a new stream of the same runner replaces the old one.
+ */
+export class RunnerService {
+  private readonly sessions = new Map<string, RunnerSession>();
+  /** Emitted with a runner's name when its token is revoked: its stream must close. */
+  readonly revoked = new Signal<string>();
+
+  constructor(
+    private readonly repo: RunnerRepository,
+    private readonly clock: Clock,
+    private readonly running: (name: string) => string[],
+  ) {}
+
+  /** Issues a token for a new runner; 409 when the name is taken. */
+  create(name: string, labels: Record<string, string>, createdBy: string | null): IssuedRunner {
+    const secret = randomBytes(32).toString('base64url');
+    const row = { name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy, revokedAt: null };
+    if (!this.repo.insert(row)) throw conflict('RunnerExists', `A runner named ${name} exists already; delete it first to issue a new token.`);
+    return { name, labels, token: this.token(name, secret) };
+  }
+
+  /** Issues (or rotates) the token of a runner the control plane starts itself. */
+  rotate(name: string, labels: Record<string, string>): IssuedRunner {
+    const secret = randomBytes(32).toString('base64url');
+    this.repo.upsert({ name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy: null, revokedAt: null });
+    return { name, labels, token: this.token(name, secret) };
+  }
+
+  /** Revokes a runner's token; its open stream, if any, is closed by the caller. */
+  delete(name: string): void {
+    if (!this.repo.delete(name)) throw notFound(`No runner is named ${name}.`);
+    this.revoked.emit(name);
+  }
+
+  /** The runner a token belongs to, or null when the token is not valid. */
+  authenticate(token: string | undefined): string | null {
+    if (!token) return null;
+    const parts = token.trim().split('.');
+    if (parts.length !== 3 || parts[0] !== TOKEN_PREFIX) return null;
+    const name = Buffer.from(parts[1] ?? '', 'base64url').toString('utf8');
+    if (!RUNNER_NAME.test(name)) return null;
+    const row = this.repo.get(name);
+    const given = Buffer.from(digest(parts[2] ?? ''), 'hex');
+    // Compare against a dummy digest when the runner is unknown, so timing tells nothing.
+    const stored = Buffer.from(row?.tokenHash ?? digest(randomUUID()), 'hex');
+    const ok = timingSafeEqual(given, stored);
+    return ok && row && row.revokedAt === null ? name : null;
+  }
+
+  /** Labels a runner was registered with. */
+  labelsOf(name: string): Record<string, string> {
+    return this.repo.get(name)?.labels ?? {};
+  }
+
+  /** Registers a new session, replacing the runner's previous one. */
+  open(session: RunnerSession): RunnerSession | undefined {
+    const previous = this.sessions.get(session.name);
+    this.sessions.set(session.name, session);
+    return previous;
+  }
+
+  /** Forgets a session unless the runner has reconnected since (then the newer one stays). */
+  close(name: string, sessionId: string): boolean {
+    if (this.sessions.get(name)?.sessionId !== sessionId) return false;
+    this.sessions.delete(name);
+    return true;
+  }
+
+  /** The current session of a runner. */
+  session(name: string): RunnerSession | undefined {
+    return this.sessions.get(name);
+  }
+
+  /** Whether this session is the runner's current one. */
+  isCurrent(name: string, sessionId: string): boolean {
+    return this.sessions.get(name)?.sessionId === sessionId;
+  }
+
+  /** Every current session. */
+  connected(): RunnerSession[] {
+    return [...this.sessions.values()];
+  }
+
+  /** Every known runner with its state, for `GET /v1/runner/`. */
+  list(): RunnerInfo[] {
+    return this.repo.all().map((row) => {
+      const s = this.sessions.get(row.name);
+      const executions = this.running(row.name);
+      return {
+        name: row.name,
+        state: !s ? 'disconnected' : s.draining ? 'draining' : 'connected',
+        labels: s ? { ...s.labels } : row.labels,
+        version: s?.version ?? null,
+        slots: s?.slots ?? 0,
+        free_slots: s ? Math.max(0, s.slots - executions.length) : 0,
+        last_heartbeat: s ? Math.floor(s.lastHeartbeatMs / 1000) : null,
+        connected_since: s ? Math.floor(s.connectedAtMs / 1000) : null,
+        peer: s?.peer ?? null,
+        ssh_public_key: s?.sshPublicKey || null,
+        executions,
+        time_created: row.timeCreated,
+      };
+    });
+  }
+
+  private token(name: string, secret: string): string {
+    return `${TOKEN_PREFIX}.${Buffer.from(name).toString('base64url')}.${secret}`;
+  }
+}
