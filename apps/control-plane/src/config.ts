@@ -73,6 +73,7 @@ export const ConfigSchema = Type.Object(
         loginFailuresPerAddress: Type.Integer({ minimum: 1 }),
         resetRequestsPerUser: Type.Integer({ minimum: 1 }),
         resetRequestsPerAddress: Type.Integer({ minimum: 1 }),
+        registrationsPerAddress: Type.Integer({ minimum: 1 }),
       },
       { additionalProperties: false },
     ),
@@ -101,6 +102,7 @@ export const DEFAULT_CONFIG: Config = {
     loginFailuresPerAddress: 50,
     resetRequestsPerUser: 3,
     resetRequestsPerAddress: 20,
+    registrationsPerAddress: 120,
   },
 };
 
@@ -211,6 +213,9 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
     throw new ConfigError(`invalid configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
   }
   const config = merged as Config;
+  if (config.grpc.heartbeatIntervalMs * 3 > config.grpc.leaseTimeoutMs) {
+    throw new ConfigError('grpc.heartbeatIntervalMs must be at most a third of grpc.leaseTimeoutMs, so that a lease survives a lost heartbeat or two');
+  }
   return deepFreeze({ ...config, dataDir: resolve(config.dataDir) });
 }
 

@@ -122,6 +122,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     clusterFiles,
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
     runners: new RunnerService(new RunnerRepository(db), clock, (name) => engine.runningOn(name).map((e) => e.id)),
+    registrations: new Throttle(windowMs, config.throttle.registrationsPerAddress),
     facts: new FactsScheduler(serverService, clock, logger.child({ component: 'facts' })),
   };
   const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, clock }, config.admin);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { forbidden } from '../errors.js';
+import { forbidden, tooManyRequests } from '../errors.js';
 import type { AppServices } from './context.js';
 
 /**
@@ -12,6 +12,12 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
   app.decorateRequest('discovery', false);
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
+    if (config.auth === 'discovery-or-token') {
+      const nowMs = services.clock.nowMs();
+      const waitMs = services.registrations.retryAfterMs(request.ip, nowMs);
+      if (waitMs > 0) throw tooManyRequests('Too many server registrations from this address; retry later.', waitMs / 1000);
+      services.registrations.hit(request.ip, nowMs);
+    }
     if (config.auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
       request.discovery = true;
       return;

@@ -13,6 +13,7 @@ import type { ExecutionService } from '../services/execution.service.js';
 import type { ExecutionEngine } from '../services/execution-engine.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
 import type { RunnerService } from '../services/runner.service.js';
+import type { Throttle } from '../services/throttle.js';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { DiscoveryTokens } from '../services/discovery-tokens.js';
@@ -35,6 +36,8 @@ export interface AppServices {
   readonly clusterFiles: ClusterFileRepository;
   readonly discoveryTokens: DiscoveryTokens;
   readonly runners: RunnerService;
+  /** Server registrations per client address (first-boot discovery is unauthenticated by users). */
+  readonly registrations: Throttle;
   readonly facts: FactsScheduler;
 }
 

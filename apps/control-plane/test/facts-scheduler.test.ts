@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retryDelayMs, runnerServes } from '../src/services/facts.scheduler.js';
+import { makeFacts } from './fixtures.js';
+import { Harness } from './harness.js';
+
+describe('fact gathering requests', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.stop());
+
+  it('picks runners by their networks label', () => {
+    expect(runnerServes({}, '10.1.2.3')).toBe(true);
+    expect(runnerServes({ networks: '10.0.0.0/8, 192.168.1.0/24' }, '10.1.2.3')).toBe(true);
+    expect(runnerServes({ networks: '10.0.0.0/8,192.168.1.0/24' }, '192.168.2.1')).toBe(false);
+    expect(runnerServes({ networks: 'fd00::/8' }, 'fd12::1')).toBe(true);
+    expect(runnerServes({ networks: '10.0.0.0/8' }, 'host.example.net')).toBe(true);
+  });
+
+  it('backs off exponentially with jitter, capped at five minutes', () => {
+    expect(retryDelayMs(1, () => 0.5)).toBe(5000);
+    expect(retryDelayMs(3, () => 0.5)).toBe(20_000);
+    expect(retryDelayMs(30, () => 0.5)).toBe(300_000);
+    expect(retryDelayMs(30, () => 1)).toBe(360_000);
+  });
+
+  it('asks a serving runner, records a failure with its reason, retries later, then records the facts', async () => {
+    const facts = h.container.services.facts;
+    const id = '00000000-0000-4000-8000-0000000000aa';
+    const res = await h.request('POST', '/v1/server/', {
+      headers: { authorization: h.config.discoveryTokens[0] ?? '' },
+      body: { id, host: '10.20.0.5', username: 'ansible' },
+    });
+    expect(res.json.data).toMatchObject({ state: 'gathering_facts', facts: {} });
+    expect(facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }])).toEqual([]);
+    const [request] = facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }, { name: 'near', labels: { networks: '10.20.0.0/16' } }]);
+    expect(request).toMatchObject({ runner: 'near', message: { server_id: id, address: '10.20.0.5', username: 'ansible', expected_host_key: '' } });
+    // In flight: not handed out twice.
+    expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
+    facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: '', host_key: '', error: '10.20.0.5: connection refused' });
+    const failed = h.container.services.servers.get(id);
+    expect(failed.data).toMatchObject({ state: 'unreachable', facts_error: '10.20.0.5: connection refused' });
+    expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
+    h.clock.advance(10);
+    const [again] = facts.take([{ name: 'near', labels: {} }]);
+    expect(again?.message.server_id).toBe(id);
+    // Invalid facts are a failure too, with the schema's reason.
+    facts.complete('near', { request_id: again?.message.request_id ?? '', server_id: id, facts_json: '{"hostname": 5}', host_key: '', error: '' });
+    expect(h.container.services.servers.get(id).data.facts_error).toMatch(/invalid facts/);
+    h.clock.advance(30);
+    const [third] = facts.take([{ name: 'near', labels: {} }]);
+    // A stale answer (an older request) is ignored.
+    facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n1', '10.20.0.5')), host_key: 'ssh-ed25519 AAAAold', error: '' });
+    expect(h.container.services.servers.get(id).data.state).toBe('unreachable');
+    facts.complete('near', { request_id: third?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n1', '10.20.0.5')), host_key: 'ssh-ed25519 AAAAnew', error: '' });
+    const done = h.container.services.servers.get(id);
+    expect(done.data).toMatchObject({ state: 'operational', name: 'n1', ssh_host_key: 'ssh-ed25519 AAAAnew', facts_error: null });
+    expect(facts.size).toBe(0);
+    // A repeated registration asks again, with the recorded host key to enforce.
+    await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.5', username: 'ansible' } });
+    const [fourth] = facts.take([{ name: 'near', labels: {} }]);
+    expect(fourth?.message.expected_host_key).toBe('ssh-ed25519 AAAAnew');
+  });
+});
