@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Starts the control plane from its compiled output, building the workspace first when it
+// Starts the control plane from its compiled output, building it and the libraries it uses first when it
 // runs from a source checkout (TypeScript present) so that no separate build step is needed.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -7,8 +7,9 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const entry = new URL('../dist/main.js', import.meta.url);
-const buildConfig = fileURLToPath(new URL('../../../tsconfig.build.json', import.meta.url));
-if (existsSync(buildConfig)) {
+const buildConfig = fileURLToPath(new URL('../tsconfig.json', import.meta.url));
+const inCheckout = existsSync(fileURLToPath(new URL('../../../tsconfig.build.json', import.meta.url)));
+if (inCheckout) {
   let tsc = null;
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

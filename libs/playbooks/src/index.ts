@@ -11,3 +11,4 @@ export * from './add-osd.plugin.js';
 export * from './remove-osd.plugin.js';
 export * from './purge-cluster.plugin.js';
 export * from './registry.js';
+export * from './ansible-content.js';

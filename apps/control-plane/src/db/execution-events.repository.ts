@@ -110,14 +110,15 @@ export class ExecutionEventsRepository {
   /**
    * The log from `fromOffset` on, as far as it is contiguous: chunks that arrived out of
    * order wait until the gap before them is filled. Returns the text and the next offset.
+   * `maxChunks` bounds one read, so a follower far behind reads in bounded steps.
    */
-  readLog(executionId: string, fromOffset = 0): { text: string; next: number } {
-    const rows = this.db
+  readLog(executionId: string, fromOffset = 0, maxChunks?: number): { text: string; next: number } {
+    const query = this.db
       .select({ offset: executionLogChunks.offset, text: executionLogChunks.text })
       .from(executionLogChunks)
       .where(and(eq(executionLogChunks.executionId, executionId), gte(executionLogChunks.offset, fromOffset)))
-      .orderBy(asc(executionLogChunks.offset))
-      .all();
+      .orderBy(asc(executionLogChunks.offset));
+    const rows = maxChunks ? query.limit(maxChunks).all() : query.all();
     const parts: string[] = [];
     let next = fromOffset;
     for (const row of rows) {

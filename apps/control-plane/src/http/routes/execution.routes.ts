@@ -28,6 +28,9 @@ function flag(name: string, value: string | undefined): boolean {
 }
 
 /** Executions (create, cancel, versions), their steps and their log. */
+/** Chunks read at once by a follower (each up to 32 KiB from the runner). */
+const FOLLOW_READ_CHUNKS = 64;
+
 export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {
   registerVersionedRoutes(app, services.config, {
     model: 'execution',
@@ -97,7 +100,7 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
         try {
           while (!closed) {
             const finished = isFinal(services.executions.get(id).data.state as ExecutionState);
-            const { text, next } = services.executionEvents.readLog(id, offset);
+            const { text, next } = services.executionEvents.readLog(id, offset, FOLLOW_READ_CHUNKS);
             offset = next;
             if (text && !stream.write(text)) await once(stream, 'drain');
             if (text) continue;

@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { parse as parseYaml } from 'yaml';
+
+/** The runner's configuration; every key is documented in deploy/carapace-runner.example.yaml. */
+export const RunnerConfigSchema = Type.Object(
+  {
+    /** gRPC address of the control plane, `host:port`. */
+    controlPlane: Type.String({ minLength: 3 }),
+    /** The runner token issued by `POST /v1/runner/` (it names the runner). */
+    token: Type.String({ minLength: 10 }),
+    /** Defaults to the name inside the token. */
+    name: Type.Union([Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), Type.Null()]),
+    labels: Type.Record(Type.String(), Type.String()),
+    slots: Type.Integer({ minimum: 1, maximum: 1024 }),
+    /** Private key the runner logs in to servers with (OpenSSH or PEM, no passphrase). */
+    sshKeyFile: Type.String({ minLength: 1 }),
+    /** Where executions get their private work dirs and unacknowledged events spill. */
+    workDir: Type.String({ minLength: 1 }),
+    tls: Type.Object(
+      {
+        enabled: Type.Boolean(),
+        caFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        certFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        keyFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
+    ansiblePlaybook: Type.String({ minLength: 1 }),
+    sshTimeoutMs: Type.Integer({ minimum: 100 }),
+    /** After SIGTERM: how long running executions may go on before they are canceled. */
+    drainGraceMs: Type.Integer({ minimum: 0 }),
+    /** Cancel: SIGINT, then SIGTERM after this, then SIGKILL after this again. */
+    cancelGraceMs: Type.Integer({ minimum: 0 }),
+    reconnect: Type.Object(
+      { initialDelayMs: Type.Integer({ minimum: 1 }), maxDelayMs: Type.Integer({ minimum: 1 }) },
+      { additionalProperties: false },
+    ),
+    /** Unacknowledged events kept in memory before they spill to disk. */
+    outboxMemoryBytes: Type.Integer({ minimum: 1024 }),
+    logLevel: Type.Union([
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>;
+
+const DEFAULTS = {
+  controlPlane: '127.0.0.1:8081',
+  name: null,
+  labels: {},
+  slots: 2,
+  sshKeyFile: './runner/id_ed25519',
+  workDir: './runner',
+  tls: { enabled: false, caFile: null, certFile: null, keyFile: null },
+  ansiblePlaybook: 'ansible-playbook',
+  sshTimeoutMs: 10_000,
+  drainGraceMs: 600_000,
+  cancelGraceMs: 10_000,
+  reconnect: { initialDelayMs: 500, maxDelayMs: 30_000 },
+  outboxMemoryBytes: 16 * 1024 * 1024,
+  logLevel: 'info',
+};
+
+/** Each environment variable and the key it sets. */
+export const RUNNER_ENV_KEYS: Readonly<Record<string, string>> = {
+  CARAPACE_RUNNER_URL: 'controlPlane',
+  CARAPACE_RUNNER_TOKEN: 'token',
+  CARAPACE_RUNNER_NAME: 'name',
+  CARAPACE_RUNNER_LABELS: 'labels',
+  CARAPACE_RUNNER_SLOTS: 'slots',
+  CARAPACE_RUNNER_SSH_KEY: 'sshKeyFile',
+  CARAPACE_RUNNER_WORK_DIR: 'workDir',
+  CARAPACE_RUNNER_TLS: 'tls.enabled',
+  CARAPACE_RUNNER_TLS_CA: 'tls.caFile',
+  CARAPACE_RUNNER_TLS_CERT: 'tls.certFile',
+  CARAPACE_RUNNER_TLS_KEY: 'tls.keyFile',
+  CARAPACE_RUNNER_ANSIBLE_PLAYBOOK: 'ansiblePlaybook',
+  CARAPACE_RUNNER_SSH_TIMEOUT_MS: 'sshTimeoutMs',
+  CARAPACE_RUNNER_DRAIN_GRACE_MS: 'drainGraceMs',
+  CARAPACE_RUNNER_CANCEL_GRACE_MS: 'cancelGraceMs',
+  CARAPACE_RUNNER_RECONNECT_INITIAL_MS: 'reconnect.initialDelayMs',
+  CARAPACE_RUNNER_RECONNECT_MAX_MS: 'reconnect.maxDelayMs',
+  CARAPACE_RUNNER_OUTBOX_MEMORY_BYTES: 'outboxMemoryBytes',
+  CARAPACE_RUNNER_LOG_LEVEL: 'logLevel',
+};
+
+/** A configuration that cannot be used. */
+export class RunnerConfigError extends Error {}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
+}
+
+/** Parses `k=v,k2=v2` labels. */
+export function parseLabels(raw: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const part of raw.split(',')) {
+    if (!part.trim()) continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new RunnerConfigError(`label "${part}" must be key=value`);
+    labels[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return labels;
+}
+
+function envValue(name: string, path: string, raw: string): unknown {
+  if (path === 'labels') return parseLabels(raw);
+  const def = path.split('.').reduce<unknown>((n, p) => (isObject(n) ? n[p] : undefined), DEFAULTS);
+  if (typeof def === 'number') {
+    if (!/^\d+$/.test(raw)) throw new RunnerConfigError(`${name} must be a whole number, not "${raw}"`);
+    return Number(raw);
+  }
+  if (typeof def === 'boolean') {
+    if (/^(1|y|yes|t|true|on)$/i.test(raw)) return true;
+    if (/^(0|n|no|f|false|off)$/i.test(raw)) return false;
+    throw new RunnerConfigError(`${name} must be true or false, not "${raw}"`);
+  }
+  return raw;
+}
+
+/** The runner name inside a runner token (`crt.<base64url name>.<secret>`), or null. */
+export function nameOfToken(token: string): string | null {
+  const parts = token.split('.');
+  if (parts.length !== 3 || parts[0] !== 'crt') return null;
+  const name = Buffer.from(parts[1] ?? '', 'base64url').toString('utf8');
+  return /^[a-z0-9][a-z0-9_.-]{0,62}$/.test(name) ? name : null;
+}
+
+/**
+ * Reads the configuration once: defaults, then the YAML file (`--config` or
+ * `CARAPACE_RUNNER_CONFIG`), then `CARAPACE_RUNNER_*` variables. `CARAPACE_RUNNER_TOKEN_FILE`
+ * reads the token from a file.
+ */
+export function loadRunnerConfig(options: { file?: string | undefined; env: Readonly<Record<string, string | undefined>> }): RunnerConfig & { name: string } {
+  const file = options.file ?? options.env.CARAPACE_RUNNER_CONFIG;
+  let fromFile: unknown = {};
+  if (file) {
+    try {
+      fromFile = parseYaml(readFileSync(file, 'utf8')) ?? {};
+    } catch (e) {
+      throw new RunnerConfigError(`cannot read configuration file ${file}: ${(e as Error).message}`);
+    }
+    if (!isObject(fromFile)) throw new RunnerConfigError(`configuration file ${file} must hold a mapping`);
+  }
+  const fromEnv: Record<string, unknown> = {};
+  for (const [name, path] of Object.entries(RUNNER_ENV_KEYS)) {
+    const raw = options.env[name];
+    if (raw === undefined || raw === '') continue;
+    const parts = path.split('.');
+    let node = fromEnv;
+    for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Record<string, unknown>;
+    node[parts.at(-1) as string] = envValue(name, path, raw);
+  }
+  const tokenFile = options.env.CARAPACE_RUNNER_TOKEN_FILE;
+  if (tokenFile && fromEnv.token === undefined) {
+    try {
+      fromEnv.token = readFileSync(tokenFile, 'utf8').trim();
+    } catch (e) {
+      throw new RunnerConfigError(`cannot read CARAPACE_RUNNER_TOKEN_FILE ${tokenFile}: ${(e as Error).message}`);
+    }
+  }
+  const merged = merge(merge(DEFAULTS, fromFile), fromEnv);
+  const errors = [...Value.Errors(RunnerConfigSchema, merged)];
+  if (errors.length) {
+    const e = errors[0];
+    throw new RunnerConfigError(`invalid runner configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
+  }
+  const config = merged as RunnerConfig;
+  const name = config.name ?? nameOfToken(config.token);
+  if (!name) throw new RunnerConfigError('the runner name is neither configured nor inside the token');
+  if (config.tls.enabled !== true && (config.tls.caFile || config.tls.certFile)) {
+    throw new RunnerConfigError('tls.caFile and tls.certFile need tls.enabled (CARAPACE_RUNNER_TLS=true)');
+  }
+  return Object.freeze({ ...config, name, workDir: resolve(config.workDir), sshKeyFile: resolve(config.sshKeyFile) });
+}

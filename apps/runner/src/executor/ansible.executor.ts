@@ -1,0 +1,393 @@
+// Runs ansible-playbook for one execution: work dir, process group, live log and steps,
+// cancel with escalating signals, and a result that never comes before the last byte.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { ansibleContentDir, PLAYBOOK_ENTRY_POINT } from '@carapace/playbooks';
+import { parseEventLine, summarizeStats, type StatsEvent } from './events.schema.js';
+import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink } from './executor.types.js';
+import { LineSplitter } from './line-splitter.js';
+import { groupExists, signalGroup, waitForGroupExit } from './process-group.js';
+import { closeSshMasters } from './ssh-masters.js';
+import { prepareWorkDir, type WorkDir } from './work-dir.js';
+
+/** The grace periods of a cancel when none are given: SIGINT → SIGTERM → SIGKILL. */
+export const DEFAULT_GRACE_MS = { interrupt: 10_000, terminate: 10_000 } as const;
+
+/** The carapace callback plugin shipped with the runner (`apps/runner/ansible/callback_plugins`). */
+// src/executor/ and dist/executor/ are both two levels below the package root.
+export const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../ansible/callback_plugins', import.meta.url));
+
+const DEFAULT_MAX_FORKS = 20;
+// The plugin caps a step's error at 64 KiB; anything far longer is not one of its lines.
+const MAX_EVENT_LINE_CHARS = 1024 * 1024;
+// After SIGKILL the kernel needs moments, unless a process is stuck in the kernel (D state).
+const KILL_WAIT_MS = 10_000;
+// Once the group is gone, its pipes close at once unless a process outside it holds them.
+const PIPE_CLOSE_WAIT_MS = 5_000;
+const NOTE_PREFIX = '[carapace runner]';
+
+// What ansible-playbook's exit codes mean (used when neither the stats nor an ERROR line say).
+const EXIT_MEANINGS: Readonly<Record<number, string>> = {
+  1: 'error',
+  2: 'one or more hosts failed',
+  3: 'one or more hosts unreachable',
+  4: 'one or more hosts unreachable, or a parser error',
+  5: 'bad or incomplete options',
+  99: 'interrupted',
+  250: 'unexpected error',
+};
+
+/**
+ * Starts `ansible-playbook` for one execution and returns at once.
+ *
+ * It creates the private work dir `<workRoot>/<executionId>` (mode 0700) with the
+ * inventory, `vars.json` (`global_vars`, passed as `-e @vars.json`), an `ansible.cfg` and a
+ * known_hosts of its own, then runs `ansible-playbook` there in a process group of its own,
+ * with the carapace callback plugin writing steps to file descriptor 3. Log text and steps
+ * reach `sink` as they come. The work dir is removed at the end unless `keepWorkDir`.
+ *
+ * Never throws: whatever keeps the run from starting (unknown playbook, unwritable work
+ * root, ansible-playbook missing) ends it `failed` with the reason.
+ */
+export function startAnsibleRun(spec: AnsibleRunSpec, sink: RunSink, options: AnsibleRunOptions = {}): RunHandle {
+  return new AnsibleRun(spec, sink, options);
+}
+
+type RunState = 'preparing' | 'running' | 'stopping' | 'reaping' | 'finished';
+
+const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
+  // finished straight away: it could not start, or was canceled first
+  preparing: ['running', 'finished'],
+  // finished straight away: the spawn failed
+  running: ['stopping', 'reaping', 'finished'],
+  stopping: ['reaping'],
+  reaping: ['finished'],
+  finished: [],
+};
+
+type Exit = { readonly code: number | null; readonly signal: NodeJS.Signals | null } | { readonly error: Error };
+
+class AnsibleRun implements RunHandle {
+  readonly result: Promise<RunResult>;
+  private state: RunState = 'preparing';
+  private child: ChildProcess | undefined;
+  private cancelReason: string | null = null;
+  private escalation: NodeJS.Timeout | undefined;
+  private killSentAt: number | null = null;
+  private stats: StatsEvent | null = null;
+  private lastErrorLine: string | null = null;
+  private readonly graceMs: { readonly interrupt: number; readonly terminate: number };
+
+  constructor(
+    private readonly spec: AnsibleRunSpec,
+    private readonly sink: RunSink,
+    private readonly options: AnsibleRunOptions,
+  ) {
+    this.graceMs = {
+      interrupt: options.graceMs?.interrupt ?? DEFAULT_GRACE_MS.interrupt,
+      terminate: options.graceMs?.terminate ?? DEFAULT_GRACE_MS.terminate,
+    };
+    this.result = this.run();
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  cancel(reason?: string): void {
+    const why = reason ?? 'canceled';
+    switch (this.state) {
+      case 'preparing':
+        // run() checks this before it spawns
+        this.cancelReason ??= why;
+        return;
+      case 'running': {
+        const pgid = this.child?.pid;
+        if (pgid === undefined) return;
+        this.cancelReason = why;
+        this.transition('stopping');
+        this.note(`cancel requested (${why}): SIGINT sent to ansible-playbook`);
+        this.escalate(pgid);
+        return;
+      }
+      case 'stopping':
+      case 'reaping':
+      case 'finished':
+        return;
+      default:
+        assertNever(this.state);
+    }
+  }
+
+  private transition(to: RunState): void {
+    if (!TRANSITIONS[this.state].includes(to)) {
+      throw new Error(`ansible run ${this.spec.executionId}: illegal transition ${this.state} → ${to}`);
+    }
+    this.state = to;
+  }
+
+  private async run(): Promise<RunResult> {
+    let workDir: WorkDir | undefined;
+    try {
+      let playbook: string;
+      try {
+        const contentDir = this.options.contentDir ?? ansibleContentDir(this.spec.playbookId);
+        playbook = join(resolve(contentDir), PLAYBOOK_ENTRY_POINT);
+        workDir = await prepareWorkDir({
+          workRoot: this.spec.workRoot,
+          executionId: this.spec.executionId,
+          globalVars: this.spec.configuration.global_vars,
+          inventory: this.spec.configuration.inventory,
+          knownHostsFile: this.spec.knownHostsFile,
+          callbackPluginDir: this.options.callbackPluginDir ?? CALLBACK_PLUGIN_DIR,
+          maxForks: this.options.maxForks ?? DEFAULT_MAX_FORKS,
+        });
+      } catch (err) {
+        return this.finish('failed', null, null, `cannot prepare the run: ${errorMessage(err)}`);
+      }
+      if (this.cancelReason !== null) return this.finish('canceled', null, null, this.cancelReason);
+      return await this.execute(workDir, playbook);
+    } catch (err) {
+      // a bug here must neither leave processes behind nor reject the result
+      const pgid = this.child?.pid;
+      if (pgid !== undefined) this.signal(pgid, 'SIGKILL');
+      this.state = 'finished';
+      return { outcome: 'failed', exitCode: null, signal: null, reason: `internal error of the runner: ${errorMessage(err)}` };
+    } finally {
+      clearTimeout(this.escalation);
+      if (workDir) {
+        await closeSshMasters(workDir.controlDir);
+        if (!this.options.keepWorkDir) await rm(workDir.dir, { recursive: true, force: true }).catch(() => undefined);
+      }
+    }
+  }
+
+  private async execute(workDir: WorkDir, playbook: string): Promise<RunResult> {
+    const executable = this.spec.ansiblePlaybookPath ?? 'ansible-playbook';
+    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '--private-key', this.spec.privateKeyPath, playbook];
+    let child: ChildProcess;
+    try {
+      child = spawn(executable, args, {
+        cwd: workDir.dir,
+        env: this.environment(workDir),
+        // its own process group, so that a cancel reaches every worker and task
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      return this.finish('failed', null, null, `cannot start ${executable}: ${errorMessage(err)}`);
+    }
+    this.child = child;
+    const exited = new Promise<Exit>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      // after a successful spawn, 'error' only reports failed kill() calls, which we do not make
+      child.on('error', (error) => {
+        if (child.pid === undefined) resolve({ error });
+      });
+    });
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const events = child.stdio[3];
+    const flushers = [
+      this.pipeLog(child.stdout),
+      this.pipeLog(child.stderr),
+      this.pipeEvents(events instanceof Readable ? events : null),
+    ];
+    this.transition('running');
+
+    const exit = await exited;
+    if ('error' in exit) {
+      for (const stream of child.stdio) stream?.destroy();
+      this.transition('finished');
+      return { outcome: 'failed', exitCode: null, signal: null, reason: spawnFailure(executable, exit.error) };
+    }
+    this.transition('reaping');
+    const pgid = child.pid;
+    if (pgid !== undefined) await this.reap(pgid);
+    const drained = await Promise.race([closed.then(() => true), sleep(PIPE_CLOSE_WAIT_MS, false)]);
+    if (!drained) {
+      for (const stream of child.stdio) stream?.destroy();
+      this.note(`the output pipes stayed open ${PIPE_CLOSE_WAIT_MS / 1000} s after the end of ansible-playbook; closed them`);
+    }
+    for (const flush of flushers) flush();
+    return this.conclude(exit.code, exit.signal);
+  }
+
+  // Nothing of the group may outlive the run: a canceled run keeps its escalation going;
+  // processes left behind by a run that ended on its own are killed.
+  private async reap(pgid: number): Promise<void> {
+    if (groupExists(pgid) && this.cancelReason === null) {
+      this.note('ansible-playbook ended but left processes behind in its group: SIGKILL sent to them');
+      this.kill(pgid);
+    }
+    const gone = await waitForGroupExit(pgid, () => this.killSentAt !== null && Date.now() - this.killSentAt > KILL_WAIT_MS);
+    clearTimeout(this.escalation);
+    if (!gone) this.note(`processes of group ${pgid} were still there ${KILL_WAIT_MS / 1000} s after SIGKILL`);
+  }
+
+  private escalate(pgid: number): void {
+    this.signal(pgid, 'SIGINT');
+    this.escalation = setTimeout(() => {
+      if (!this.signal(pgid, 'SIGTERM')) return;
+      this.note(`still running ${seconds(this.graceMs.interrupt)} after SIGINT: SIGTERM sent`);
+      this.escalation = setTimeout(() => {
+        if (!groupExists(pgid)) return;
+        this.note(`still running ${seconds(this.graceMs.terminate)} after SIGTERM: SIGKILL sent`);
+        this.kill(pgid);
+      }, this.graceMs.terminate);
+    }, this.graceMs.interrupt);
+  }
+
+  private kill(pgid: number): void {
+    this.killSentAt = Date.now();
+    this.signal(pgid, 'SIGKILL');
+  }
+
+  // False when the group is gone (or cannot be signalled, which is noted).
+  private signal(pgid: number, signal: NodeJS.Signals): boolean {
+    try {
+      return signalGroup(pgid, signal);
+    } catch (err) {
+      this.note(`cannot send ${signal} to process group ${pgid}: ${errorMessage(err)}`);
+      return false;
+    }
+  }
+
+  private conclude(code: number | null, signal: NodeJS.Signals | null): RunResult {
+    if (code === 0) return this.finish('completed', code, signal, null);
+    if (this.cancelReason !== null) return this.finish('canceled', code, signal, this.cancelReason);
+    if (code === null) return this.finish('failed', code, signal, `ansible-playbook was killed by ${signal ?? 'a signal'}`);
+    const detail =
+      (this.stats && summarizeStats(this.stats)) ?? this.lastErrorLine ?? EXIT_MEANINGS[code] ?? 'no reason given';
+    return this.finish('failed', code, signal, `ansible-playbook exited with ${code}: ${detail}`);
+  }
+
+  private finish(outcome: RunResult['outcome'], exitCode: number | null, signal: string | null, reason: string | null): RunResult {
+    this.transition('finished');
+    return { outcome, exitCode, signal, reason };
+  }
+
+  private environment(workDir: WorkDir): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(this.options.baseEnv ?? process.env)) {
+      if (value !== undefined && !key.startsWith('ANSIBLE_') && !key.startsWith('CARAPACE_EVENTS_')) env[key] = value;
+    }
+    return {
+      ...env,
+      ANSIBLE_CONFIG: workDir.ansibleCfg,
+      CARAPACE_EVENTS_FD: '3',
+      PYTHONUNBUFFERED: '1',
+      // no __pycache__ next to the callback plugin, which may be read-only
+      PYTHONDONTWRITEBYTECODE: '1',
+      ...this.spec.extraEnv,
+    };
+  }
+
+  // stdout and stderr go to the log in arrival order, each decoded on its own so that a
+  // character split between two chunks arrives whole. Returns the flush of the tail.
+  private pipeLog(stream: Readable | null): () => void {
+    if (stream === null) return () => undefined;
+    const decoder = new StringDecoder('utf8');
+    const lines = new LineSplitter((line) => this.noticeErrorLine(line), 4096);
+    const deliver = (text: string): void => {
+      if (text.length === 0) return;
+      this.sink.log(text);
+      lines.push(text);
+    };
+    let flushed = false;
+    const flush = (): void => {
+      if (flushed) return;
+      flushed = true;
+      deliver(decoder.end());
+      lines.end();
+    };
+    stream.on('data', (chunk: Buffer) => deliver(decoder.write(chunk)));
+    stream.once('end', flush);
+    // a broken pipe ends the stream; 'close' follows
+    stream.on('error', () => undefined);
+    return flush;
+  }
+
+  private pipeEvents(stream: Readable | null): () => void {
+    if (stream === null) {
+      this.note('no events pipe: steps will be missing');
+      return () => undefined;
+    }
+    const decoder = new StringDecoder('utf8');
+    const lines = new LineSplitter(
+      (line) => this.onEventLine(line),
+      MAX_EVENT_LINE_CHARS,
+      (head) => this.note(`ignored an event line longer than ${MAX_EVENT_LINE_CHARS} characters: ${preview(head)}`),
+    );
+    let flushed = false;
+    const flush = (): void => {
+      if (flushed) return;
+      flushed = true;
+      lines.push(decoder.end());
+      lines.end();
+    };
+    stream.on('data', (chunk: Buffer) => lines.push(decoder.write(chunk)));
+    stream.once('end', flush);
+    stream.on('error', () => undefined);
+    return flush;
+  }
+
+  private onEventLine(line: string): void {
+    if (line.trim().length === 0) return;
+    const parsed = parseEventLine(line);
+    switch (parsed.kind) {
+      case 'step':
+        this.sink.step(parsed.step);
+        return;
+      case 'stats':
+        this.stats = parsed.stats;
+        return;
+      case 'other':
+        return;
+      case 'malformed':
+        this.note(`ignored a malformed event line (${parsed.problem}): ${preview(line)}`);
+        return;
+      default:
+        assertNever(parsed);
+    }
+  }
+
+  // Ansible's fatal errors ("ERROR! the playbook: x could not be found") make the best
+  // failure reason when no host result explains the exit.
+  private noticeErrorLine(line: string): void {
+    const match = /^(?:ERROR!|\[ERROR\]:)\s*(.+)$/.exec(line.trim());
+    if (match?.[1]) this.lastErrorLine = `ERROR! ${match[1]}`.slice(0, 500);
+  }
+
+  private note(text: string): void {
+    this.sink.log(`${NOTE_PREFIX} ${text}\n`);
+  }
+}
+
+function spawnFailure(executable: string, error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `ansible-playbook not found: ${executable} does not exist or is not on PATH`;
+  if (code === 'EACCES') return `ansible-playbook cannot be run: ${executable} is not executable`;
+  return `cannot start ${executable}: ${error.message}`;
+}
+
+// A line quoted for the log: one line, at most 200 characters of it.
+function preview(text: string): string {
+  return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

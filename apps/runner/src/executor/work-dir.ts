@@ -1,0 +1,204 @@
+// The private directory of one execution: what ansible-playbook reads (inventory, vars,
+// ansible.cfg, known_hosts) and what it writes (temporary files, SSH control sockets).
+import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** The files of an execution's work dir, all absolute paths. */
+export interface WorkDir {
+  readonly dir: string;
+  /** The configuration's inventory, exactly as given (Ansible's JSON inventory shape). */
+  readonly inventoryJson: string;
+  /** The executable inventory script that prints `inventory.json`: what `-i` points at. */
+  readonly inventoryScript: string;
+  /** `global_vars`, passed as `-e @vars.json`. */
+  readonly varsJson: string;
+  readonly ansibleCfg: string;
+  readonly knownHosts: string;
+  /** SSH connection multiplexing sockets (ControlPath). */
+  readonly controlDir: string;
+}
+
+/** What the work dir is made of. */
+export interface WorkDirInput {
+  readonly workRoot: string;
+  readonly executionId: string;
+  readonly globalVars: Record<string, unknown>;
+  readonly inventory: Record<string, unknown>;
+  /** known_hosts lines to start from (the pre-flight's), copied into the work dir. */
+  readonly knownHostsFile: string | undefined;
+  readonly callbackPluginDir: string;
+  readonly maxForks: number;
+}
+
+// Execution ids are UUIDs; anything that could leave workRoot is refused.
+const EXECUTION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The path of an execution's work dir; throws for an id that is not a plain file name. */
+export function workDirPath(workRoot: string, executionId: string): string {
+  if (!EXECUTION_ID.test(executionId) || executionId.includes('..')) {
+    throw new Error(`invalid execution id ${JSON.stringify(executionId)} for a work dir name`);
+  }
+  return join(resolve(workRoot), executionId);
+}
+
+/**
+ * Creates the work dir (mode 0700; a stale one left by a crashed runner is replaced) and
+ * writes every file ansible-playbook needs. Throws on any failure, after removing what it
+ * created.
+ */
+export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
+  const dir = workDirPath(input.workRoot, input.executionId);
+  const paths: WorkDir = {
+    dir,
+    inventoryJson: join(dir, 'inventory.json'),
+    inventoryScript: join(dir, 'inventory.sh'),
+    varsJson: join(dir, 'vars.json'),
+    ansibleCfg: join(dir, 'ansible.cfg'),
+    knownHosts: join(dir, 'known_hosts'),
+    controlDir: join(dir, 'cp'),
+  };
+  const config = ansibleConfig({
+    dir,
+    knownHosts: paths.knownHosts,
+    controlDir: paths.controlDir,
+    callbackPluginDir: input.callbackPluginDir,
+    forks: forksFor(input.inventory, input.maxForks),
+  });
+
+  await mkdir(resolve(input.workRoot), { recursive: true, mode: 0o700 });
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { mode: 0o700 });
+  try {
+    // mkdir's mode is filtered by the umask; the dir holds the vars, which may be secret
+    await chmod(dir, 0o700);
+    await mkdir(paths.controlDir, { mode: 0o700 });
+    await mkdir(join(dir, 'tmp'), { mode: 0o700 });
+    await writeFile(paths.inventoryJson, JSON.stringify(input.inventory, null, 2) + '\n', { mode: 0o600 });
+    await writeFile(paths.inventoryScript, INVENTORY_SCRIPT, { mode: 0o700 });
+    await writeFile(paths.varsJson, JSON.stringify(input.globalVars, null, 2) + '\n', { mode: 0o600 });
+    await writeFile(paths.ansibleCfg, config, { mode: 0o600 });
+    if (input.knownHostsFile !== undefined) {
+      await copyFile(input.knownHostsFile, paths.knownHosts);
+      await chmod(paths.knownHosts, 0o600);
+    } else {
+      await writeFile(paths.knownHosts, '', { mode: 0o600 });
+    }
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return paths;
+}
+
+// The configuration's inventory is Ansible's JSON inventory (group → host list,
+// `_meta.hostvars`), which is the output format of inventory scripts: Ansible's file-based
+// inventory plugins do not read it. A two-line script hands it to the script plugin as is.
+const INVENTORY_SCRIPT = `#!/bin/sh
+# The inventory of this execution, for Ansible's script inventory plugin.
+case "$1" in
+  --host) echo '{}' ;;
+  *) exec cat -- "\${0%/*}/inventory.json" ;;
+esac
+`;
+
+/**
+ * The number of distinct hosts of a JSON inventory (`_meta.hostvars` keys and the hosts of
+ * every group, in list or object form).
+ */
+export function countInventoryHosts(inventory: Record<string, unknown>): number {
+  const hosts = new Set<string>();
+  for (const [name, group] of Object.entries(inventory)) {
+    if (name === '_meta') {
+      const hostvars = isRecord(group) ? group.hostvars : undefined;
+      if (isRecord(hostvars)) for (const host of Object.keys(hostvars)) hosts.add(host);
+      continue;
+    }
+    const list = Array.isArray(group) ? group : isRecord(group) ? group.hosts : undefined;
+    if (Array.isArray(list)) {
+      for (const host of list) if (typeof host === 'string') hosts.add(host);
+    } else if (isRecord(list)) {
+      for (const host of Object.keys(list)) hosts.add(host);
+    }
+  }
+  return hosts.size;
+}
+
+// One fork per host runs every host in parallel; the cap bounds the runner's memory (each
+// fork is a Python process).
+function forksFor(inventory: Record<string, unknown>, maxForks: number): number {
+  return Math.max(1, Math.min(countInventoryHosts(inventory), Math.max(1, Math.floor(maxForks))));
+}
+
+interface ConfigInput {
+  readonly dir: string;
+  readonly knownHosts: string;
+  readonly controlDir: string;
+  readonly callbackPluginDir: string;
+  readonly forks: number;
+}
+
+/** The ansible.cfg of an execution. */
+export function ansibleConfig(input: ConfigInput): string {
+  const sshArgs = [
+    '-C',
+    '-o ControlMaster=auto',
+    '-o ControlPersist=60s',
+    // The runner's ssh2 pre-flight has already checked (or recorded) every host key and
+    // seeded known_hosts with them: a changed key is refused, a new host is accepted.
+    '-o StrictHostKeyChecking=accept-new',
+    `-o UserKnownHostsFile=${shellQuote(input.knownHosts)}`,
+    '-o GlobalKnownHostsFile=/dev/null',
+    '-o IdentitiesOnly=yes',
+  ].join(' ');
+  return [
+    '# Written by the Carapace runner for one execution.',
+    '[defaults]',
+    `forks = ${input.forks}`,
+    // True only keeps Ansible from adding StrictHostKeyChecking=no; ssh_args decide.
+    'host_key_checking = True',
+    'retry_files_enabled = False',
+    // The log is what a user would see running ansible-playbook by hand.
+    'stdout_callback = default',
+    'callbacks_enabled = carapace',
+    `callback_plugins = ${cfgPath(input.callbackPluginDir)}`,
+    'nocolor = True',
+    'force_color = False',
+    `local_tmp = ${cfgPath(join(input.dir, 'tmp'))}`,
+    // the discovered /usr/bin/python3 is right on Debian; no warning about it in every log
+    'interpreter_python = auto_silent',
+    'timeout = 10',
+    '',
+    '[ssh_connection]',
+    `ssh_args = ${cfgValue(sshArgs)}`,
+    `control_path_dir = ${cfgPath(input.controlDir)}`,
+    'pipelining = True',
+    '',
+  ].join('\n');
+}
+
+// Ansible reads ansible.cfg with configparser (`%` interpolation, `;` comments after
+// whitespace) and expands `$VAR` and `~` in paths: refuse what cannot be written safely.
+function cfgValue(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value) || /\s;/.test(value)) {
+    throw new Error(`cannot write ${JSON.stringify(value)} into ansible.cfg`);
+  }
+  return value.replaceAll('%', '%%');
+}
+
+function cfgPath(path: string): string {
+  if (!isAbsolute(path) || path.includes('$') || path.includes('%')) {
+    throw new Error(`cannot use the path ${JSON.stringify(path)} in ansible.cfg: it must be absolute, without "$" or "%"`);
+  }
+  return cfgValue(path);
+}
+
+// Ansible splits ssh_args like a shell would.
+function shellQuote(path: string): string {
+  cfgPath(path);
+  return /^[A-Za-z0-9_./@:+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

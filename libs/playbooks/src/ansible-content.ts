@@ -1,0 +1,43 @@
+/**
+ * Where the Ansible content of each playbook plugin lives on disk.
+ *
+ * @packageDocumentation
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getPlugin } from './registry.js';
+
+// `src/` and `dist/` are both one level below the package root, so the same relative URL
+// finds `ansible/` from the sources (tests, tsx) and from the build (an installed runner).
+const ANSIBLE_ROOT = fileURLToPath(new URL('../ansible/', import.meta.url));
+
+/** The entry point inside a playbook's content directory. */
+export const PLAYBOOK_ENTRY_POINT = 'playbook.yml';
+
+/**
+ * The absolute path of a playbook's Ansible content directory,
+ * `libs/playbooks/ansible/<playbookId>/`, which holds `playbook.yml` and its `roles/`.
+ *
+ * @param playbookId - a playbook id of `GET /v1/playbook/` (`hello_world`, ...).
+ * @returns the directory, without a trailing slash; `playbook.yml` exists in it.
+ * @throws Error when the id is not a known playbook, or when the playbook has no Ansible
+ *   content (no `playbook.yml` in its directory, e.g. a package built without `ansible/`).
+ */
+export function ansibleContentDir(playbookId: string): string {
+  if (getPlugin(playbookId) === undefined) {
+    throw new Error(`unknown playbook id ${JSON.stringify(playbookId)}: no Ansible content for it`);
+  }
+  const dir = join(ANSIBLE_ROOT, playbookId);
+  const entry = join(dir, PLAYBOOK_ENTRY_POINT);
+  let isFile = false;
+  try {
+    isFile = statSync(entry).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    throw new Error(`playbook ${playbookId} has no Ansible content: ${entry} is missing`);
+  }
+  return dir;
+}
