@@ -78,7 +78,6 @@ export interface Answer {
   readonly status: number;
   readonly headers: Record<string, string | string[] | number | undefined>;
   readonly body: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read any field of the JSON
   readonly json: any;
 }
 

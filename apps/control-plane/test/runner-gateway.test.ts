@@ -174,6 +174,8 @@ describe('the runner gateway over a real gRPC server', () => {
     await r.waitFor(() => (r.assignments().length === 2 ? true : undefined));
     expect(r.assignments()).toEqual([a.id, b.id]);
     expect(await state(a.id)).toBe('completed');
+    // Acknowledgements are batched: the result's comes shortly after it was stored.
+    await r.waitFor(() => (r.ackOf(a.id) >= 1 ? true : undefined));
     expect(r.ackOf(a.id)).toBe(1);
     r.send({ result: { execution_id: b.id, seq: 1, outcome: 'failed', reason: 'boom' } });
     await until(async () => (await state(b.id)) === 'failed');
