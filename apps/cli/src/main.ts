@@ -1,0 +1,43 @@
+import { ServiceApiError, ServiceError } from '@carapace/client';
+import { CommanderError } from 'commander';
+import { Cli, ExecutionFailed, UsageError, type CliIo } from './context.js';
+import { buildProgram } from './program.js';
+
+function report(cli: Cli, err: unknown): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+  if (err instanceof UsageError) {
+    cli.note(`carapace: ${err.message}\n(add --help for usage)`);
+    return 2;
+  }
+  if (err instanceof ServiceApiError) {
+    const body = typeof err.json === 'object' && err.json !== null ? err.json : { code: err.code, error: err.error, description: err.description };
+    cli.note(JSON.stringify(body, null, 2));
+    return 1;
+  }
+  if (err instanceof ServiceError) {
+    cli.note(`carapace: ${err.message}`);
+    return 3;
+  }
+  if (err instanceof ExecutionFailed) {
+    cli.note(`carapace: ${err.message}`);
+    return 4;
+  }
+  cli.note(`carapace: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return 70;
+}
+
+/**
+ * Runs the `carapace` command line with `argv` (without the node and script paths) and
+ * returns the exit status. Logs out at the end, so that no token outlives the command.
+ */
+export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+  const cli = new Cli(io);
+  try {
+    await buildProgram(cli).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    return report(cli, err);
+  } finally {
+    await cli.close();
+  }
+}

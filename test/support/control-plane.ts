@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServerFacts } from '@carapace/models';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Container } from '@carapace/control-plane';
+import { MailSink } from './mail-sink.js';
+
+/** The password of `root` in every test control plane. */
+export const ROOT_PASSWORD = 'root-password-for-client-tests';
+/** The discovery token of every test control plane. */
+export const DISCOVERY_TOKEN = 'client-tests-discovery-token-0123456789';
+
+/** A clock the tests can move forward (it moves the control plane's idea of now, not the client's). */
+export class MovableClock implements Clock {
+  offsetMs = 0;
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+  advance(seconds: number): void {
+    this.offsetMs += seconds * 1000;
+  }
+}
+
+/**
+ * A real control plane, in this process, listening on 127.0.0.1 port 0: a real SQLite
+ * database (in memory), a real SMTP server catching its mails, and its execution engine at
+ * hand so that a test can play the runner's part.
+ */
+export class TestControlPlane {
+  app!: Awaited<ReturnType<typeof buildApp>>;
+  container!: Container;
+  url = '';
+  readonly clock = new MovableClock();
+  readonly mail = new MailSink();
+  private dir = '';
+
+  /** Starts one; `env` adds `CARAPACE_*` settings (e.g. `CARAPACE_TOKEN_TTL_S`). */
+  static async start(env: Record<string, string> = {}): Promise<TestControlPlane> {
+    const cp = new TestControlPlane();
+    const smtpPort = await cp.mail.start();
+    cp.dir = mkdtempSync(join(tmpdir(), 'carapace-client-test-'));
+    const config = loadConfig({
+      env: {
+        CARAPACE_DATA_DIR: cp.dir,
+        CARAPACE_ADMIN_PASSWORD: ROOT_PASSWORD,
+        CARAPACE_SMTP_HOST: '127.0.0.1',
+        CARAPACE_SMTP_PORT: String(smtpPort),
+        CARAPACE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+        CARAPACE_DISCOVERY_TOKEN: DISCOVERY_TOKEN,
+        CARAPACE_RUNNER: 'none',
+        ...env,
+      },
+    });
+    const logger = createLogger(config.logLevel);
+    cp.container = await createContainer(config, openDatabase(':memory:'), logger, { clock: cp.clock });
+    cp.app = await buildApp({ services: cp.container.services, logger });
+    await cp.app.listen({ host: '127.0.0.1', port: 0 });
+    cp.url = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;
+    return cp;
+  }
+
+  /** The services, to play a runner's part (facts, steps, log, outcome). */
+  get services(): Container['services'] {
+    return this.container.services;
+  }
+
+  async stop(): Promise<void> {
+    await this.app.close();
+    await this.container.close();
+    await this.mail.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Registers a host with the discovery token, as its first-boot script does, and records
+   * its facts as a runner does; returns the server id.
+   */
+  async addServer(n: number): Promise<string> {
+    const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const ip = `10.0.${Math.floor(n / 250)}.${(n % 250) + 2}`;
+    const res = await fetch(`${this.url}/v1/server/`, {
+      method: 'POST',
+      headers: { authorization: DISCOVERY_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, host: ip, username: 'ansible' }),
+    });
+    if (res.status !== 200) throw new Error(`registration of ${id}: ${res.status} ${await res.text()}`);
+    this.services.servers.recordFacts(id, makeFacts(`node${n}`, ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey');
+    return id;
+  }
+}
+
+/** Facts of a small Debian host as a runner gathers them. */
+export function makeFacts(hostname: string, ip: string): ServerFacts {
+  return {
+    hostname,
+    fqdn: `${hostname}.lab.example.com`,
+    os: { id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)', kernel: '6.1.0-18-amd64' },
+    cpu: { count: 4, model: 'QEMU Virtual CPU' },
+    memory: { total_bytes: 8 * 1024 ** 3 },
+    interfaces: [
+      { name: 'lo', mac: null, mtu: 65536, addresses: [{ family: 'inet', address: '127.0.0.1', prefix: 8 }], default_route: false },
+      {
+        name: 'eth0',
+        mac: '52:54:00:00:00:01',
+        mtu: 1500,
+        addresses: [
+          { family: 'inet', address: ip, prefix: 24 },
+          { family: 'inet6', address: 'fe80::5054:ff:fe00:1', prefix: 64 },
+        ],
+        default_route: true,
+      },
+      { name: 'eth1', mac: '52:54:00:00:00:02', mtu: 9000, addresses: [], default_route: false },
+    ],
+    default_ipv4: ip,
+    disks: [
+      {
+        name: 'vda',
+        path: '/dev/vda',
+        size_bytes: 20 * 1024 ** 3,
+        rotational: false,
+        type: 'disk',
+        model: null,
+        serial: null,
+        read_only: false,
+        removable: false,
+        fstype: null,
+        mountpoint: null,
+        holders: [],
+        partitions: [{ name: 'vda1', path: '/dev/vda1', size_bytes: 20 * 1024 ** 3, fstype: 'ext4', mountpoint: '/', holders: [] }],
+      },
+      {
+        name: 'vdb',
+        path: '/dev/vdb',
+        size_bytes: 100 * 1024 ** 3,
+        rotational: true,
+        type: 'disk',
+        model: 'QEMU HARDDISK',
+        serial: `data-${hostname}`,
+        read_only: false,
+        removable: false,
+        fstype: null,
+        mountpoint: null,
+        holders: [],
+        partitions: [],
+      },
+    ],
+    gathered_at: 1_795_000_000,
+  };
+}

@@ -1,0 +1,60 @@
+import type { TestControlPlane } from './control-plane.js';
+
+/** A step as a runner reports it. */
+export interface StepReport {
+  readonly role: string;
+  readonly name: string;
+  readonly result: 'ok' | 'error' | 'skipped' | 'unreachable' | 'unknown';
+  readonly serverId: string | null;
+}
+
+/**
+ * Plays the runner's part against the control plane's execution engine, as the gRPC gateway
+ * does for a real runner: claims queued executions, reports steps and log chunks, and ends
+ * runs. The control plane itself is real; only the Ansible side is scripted.
+ */
+export class ScriptedRunner {
+  private seq = 0;
+  private readonly logLength = new Map<string, number>();
+
+  constructor(
+    private readonly cp: TestControlPlane,
+    readonly name = 'scripted-runner',
+  ) {}
+
+  private get engine() {
+    return this.cp.services.engine;
+  }
+
+  /** Claims the queued executions (there must be exactly `expected` among them, `expected` first). */
+  claim(expected: string): void {
+    const claimed = this.engine.claim(this.name, 100).map((a) => a.execution.id);
+    if (!claimed.includes(expected)) throw new Error(`execution ${expected} was not handed out (got ${claimed.join(', ') || 'none'})`);
+  }
+
+  /** Reports one finished step. */
+  step(executionId: string, step: StepReport): void {
+    const now = Math.floor(Date.now() / 1000);
+    this.engine.recordStep(executionId, this.seq++, {
+      role: step.role,
+      name: step.name,
+      result: step.result,
+      error: step.result === 'error' ? { msg: `${step.name} failed` } : {},
+      serverId: step.serverId,
+      timeStarted: now,
+      timeFinished: now,
+    });
+  }
+
+  /** Appends text to the log. */
+  log(executionId: string, text: string): void {
+    const offset = this.logLength.get(executionId) ?? 0;
+    this.engine.appendLog(executionId, offset, text);
+    this.logLength.set(executionId, offset + text.length);
+  }
+
+  /** Ends the run. */
+  finish(executionId: string, outcome: 'completed' | 'failed' | 'canceled', reason: string | null = null): void {
+    if (!this.engine.finish(executionId, outcome, reason)) throw new Error(`execution ${executionId} was over already`);
+  }
+}
