@@ -2,7 +2,7 @@
 # Installs the Debian packages the tests need: Ansible, the lab's container and network
 # tools, and cloud-init (its schema validator). Idempotent; needs root.
 set -euo pipefail
-packages=(ansible-core openssh-client iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl)
+packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

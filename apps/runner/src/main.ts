@@ -1,0 +1,144 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import ssh2 from 'ssh2';
+import { grpc } from '@carapace/protocol';
+import { RunnerAgent, type AgentPorts } from './agent.js';
+import { loadRunnerConfig, RunnerConfigError, type RunnerConfig } from './config.js';
+import { startAnsibleRun } from './executor/index.js';
+import { gatherFacts, preflight } from './ssh/index.js';
+import { VERSION } from './version.js';
+
+const USAGE = `Usage: carapace-runner [--config FILE]
+
+Connects to the Carapace control plane over gRPC and runs the executions it is given with
+ansible-playbook. Configuration: the YAML file (--config or CARAPACE_RUNNER_CONFIG),
+overridden by CARAPACE_RUNNER_* environment variables; see apps/runner/README.md.`;
+
+/** Reads the SSH key pair, generating an ed25519 one the first time. Returns the public key. */
+export function ensureKeyPair(privateKeyFile: string): string {
+  const publicFile = `${privateKeyFile}.pub`;
+  if (!existsSync(privateKeyFile)) {
+    mkdirSync(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
+    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'carapace-runner' });
+    writeFileSync(privateKeyFile, pair.private, { mode: 0o600 });
+    chmodSync(privateKeyFile, 0o600);
+    writeFileSync(publicFile, `${pair.public.trim()}\n`, { mode: 0o644 });
+  }
+  if (existsSync(publicFile)) return readFileSync(publicFile, 'utf8').trim();
+  const key = ssh2.utils.parseKey(readFileSync(privateKeyFile));
+  if (key instanceof Error) throw new RunnerConfigError(`cannot read the SSH key ${privateKeyFile}: ${key.message}`);
+  return `${key.type} ${key.getPublicSSH().toString('base64')}`;
+}
+
+function channelCredentials(config: RunnerConfig): grpc.ChannelCredentials {
+  if (!config.tls.enabled) return grpc.credentials.createInsecure();
+  const read = (f: string | null) => (f ? readFileSync(f) : null);
+  return grpc.credentials.createSsl(read(config.tls.caFile), read(config.tls.keyFile), read(config.tls.certFile));
+}
+
+/** The real side effects: ansible-playbook and ssh2. */
+export function realPorts(config: RunnerConfig): AgentPorts {
+  const privateKey = readFileSync(config.sshKeyFile);
+  return {
+    startRun(request, sink) {
+      const handle = startAnsibleRun(
+        {
+          executionId: request.executionId,
+          playbookId: request.playbookId,
+          configuration: request.configuration,
+          privateKeyPath: config.sshKeyFile,
+          workRoot: request.workRoot,
+          ansiblePlaybookPath: config.ansiblePlaybook,
+          knownHostsFile: request.knownHostsFile,
+        },
+        {
+          step: (e) =>
+            sink.step({
+              host: e.address || e.host,
+              role: e.role,
+              name: e.name,
+              result: e.result,
+              error: e.error,
+              time_started: e.time_started,
+              time_finished: e.time_finished,
+            }),
+          log: (text) => sink.log(text),
+        },
+        { graceMs: { interrupt: config.cancelGraceMs, terminate: config.cancelGraceMs } },
+      );
+      return {
+        result: handle.result.then((r) => ({ outcome: r.outcome, reason: r.reason })),
+        cancel: (reason) => handle.cancel(reason),
+        pid: handle.pid,
+      };
+    },
+    preflight: (targets) => preflight(targets, { privateKey, timeoutMs: config.sshTimeoutMs }),
+    gatherFacts: (target) => gatherFacts(target, { privateKey, timeoutMs: config.sshTimeoutMs }),
+  };
+}
+
+/** Starts the runner and runs until SIGTERM or SIGINT (drain), or a second signal (stop). */
+export async function main(argv: string[]): Promise<void> {
+  let args;
+  try {
+    args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (args.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  let config;
+  let publicKey;
+  try {
+    config = loadRunnerConfig({ file: args.values.config, env: process.env });
+    publicKey = ensureKeyPair(config.sshKeyFile);
+  } catch (e) {
+    if (e instanceof RunnerConfigError) {
+      process.stderr.write(`carapace-runner: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const log = pino({ level: config.logLevel, redact: { paths: ['token', '*.token', 'authorization', 'privateKey'], censor: '[redacted]' } }).child({ runner: config.name });
+  mkdirSync(config.workDir, { recursive: true, mode: 0o700 });
+  const agent = new RunnerAgent(
+    {
+      controlPlane: config.controlPlane,
+      credentials: channelCredentials(config),
+      token: config.token,
+      name: config.name,
+      version: VERSION,
+      labels: config.labels,
+      slots: config.slots,
+      sshPublicKey: publicKey,
+      workDir: config.workDir,
+      drainGraceMs: config.drainGraceMs,
+      reconnect: config.reconnect,
+      outboxMemoryBytes: config.outboxMemoryBytes,
+    },
+    realPorts(config),
+    log,
+  );
+  log.info({ controlPlane: config.controlPlane, slots: config.slots, publicKey }, 'runner starting');
+  agent.start();
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: stopping at once');
+      agent.stop();
+      return;
+    }
+    log.info({ signal }, 'draining, then stopping');
+    void agent.drain(`runner got ${signal}`);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  await agent.stopped;
+  log.info('runner stopped');
+}
