@@ -1,0 +1,117 @@
+/**
+ * Manual use of the lab (as root):
+ *
+ *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG]   boot N hosts that outlive this command
+ *   npx tsx test/lab/cli.ts status                                 list lab hosts on this machine
+ *   npx tsx test/lab/cli.ts down                                   remove the hosts `up` made (and stale ones)
+ *   npx tsx test/lab/cli.ts sweep [--all]                          remove leftovers of dead processes (--all: every lab!)
+ *   npx tsx test/lab/cli.ts image [--image NAME --extra PKG,PKG]   build (or find) an image
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  LAB_STATE_DIR,
+  createLab,
+  destroyPersistentLabs,
+  ensureImage,
+  generateKeyPair,
+  listLabSlots,
+  sshOptions,
+  sweepStale,
+} from './lab.js';
+import type { ImageOptions } from './lab.js';
+
+const CLI_DIR = join(LAB_STATE_DIR, 'cli');
+
+function usage(): never {
+  process.stderr.write(
+    [
+      'usage: npx tsx test/lab/cli.ts <command>',
+      '  up N [--image NAME --extra PKG,...]  boot N lab hosts (they keep running after this command)',
+      '  status                               list lab hosts on this machine',
+      '  down                                 stop and remove the hosts made by `up` (and stale leftovers)',
+      '  sweep [--all]                        remove leftovers of dead processes (--all: every lab, even live ones)',
+      '  image [--image NAME --extra PKG,...] build the image if it is not cached',
+      '',
+    ].join('\n'),
+  );
+  process.exit(2);
+}
+
+function imageOptions(values: { image?: string; extra?: string }): ImageOptions {
+  const extra = values.extra?.split(',').filter((p) => p !== '') ?? [];
+  return extra.length > 0 || values.image !== undefined ? { name: values.image, extraPackages: extra } : {};
+}
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      image: { type: 'string' },
+      extra: { type: 'string' },
+      all: { type: 'boolean', default: false },
+    },
+  });
+  const [command, arg] = positionals;
+  switch (command) {
+    case 'up': {
+      const n = Number(arg);
+      if (!Number.isInteger(n) || n < 1) usage();
+      const existing = (await listLabSlots()).filter((s) => s.persistent);
+      if (existing.length > 0)
+        throw new Error(`a lab made by \`up\` exists already (${existing.map((s) => s.machine).join(' ')}); run \`down\` first`);
+      const key = await generateKeyPair(CLI_DIR);
+      const lab = await createLab({ hosts: n, name: 'cli', sshKey: key, persistent: true, image: imageOptions(values) });
+      const inventory = await lab.writeInventory(join(CLI_DIR, 'inventory.ini'));
+      const first = lab.hosts[0];
+      const lines = [
+        '',
+        ...lab.hosts.map((h) => `${h.name.padEnd(12)} ${h.ip.padEnd(12)} root: ${h.root}`),
+        '',
+        `ssh key:   ${key.privateKeyPath}`,
+        `inventory: ${inventory}`,
+        first ? `ssh:       ssh ${sshOptions(key.privateKeyPath).join(' ')} root@${first.ip}` : '',
+        `ansible:   ANSIBLE_HOST_KEY_CHECKING=False ansible all -i ${inventory} -m ping`,
+        'remove:    npx tsx test/lab/cli.ts down',
+        '',
+      ];
+      process.stdout.write(lines.join('\n'));
+      break;
+    }
+    case 'down': {
+      const removed = await destroyPersistentLabs({ removeBridge: true });
+      process.stdout.write(removed.length ? `removed ${removed.join(' ')}\n` : 'nothing to remove\n');
+      break;
+    }
+    case 'sweep': {
+      const removed = await sweepStale({ all: values.all, removeBridge: true });
+      process.stdout.write(removed.length ? `removed ${removed.join(' ')}\n` : 'nothing stale\n');
+      break;
+    }
+    case 'status': {
+      const slots = await listLabSlots();
+      if (slots.length === 0) process.stdout.write('no lab hosts\n');
+      for (const s of slots)
+        process.stdout.write(
+          `${s.machine.padEnd(10)} ${s.hostname.padEnd(12)} ${s.ip.padEnd(12)} lab=${s.lab} owner=${s.persistent ? 'cli' : `pid ${s.pid}`} ${s.running ? 'running' : 'stopped'}\n`,
+        );
+      break;
+    }
+    case 'image': {
+      const image = await ensureImage(imageOptions(values));
+      process.stdout.write(`${image.name}-${image.key}: ${image.rootfs} (built ${image.builtAt} in ${image.buildSeconds}s)\n`);
+      break;
+    }
+    default:
+      usage();
+  }
+}
+
+main().then(
+  // Containers of `up` are detached children: do not wait for them.
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
