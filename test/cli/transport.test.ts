@@ -8,7 +8,7 @@ import { buildCli, parsed, runCli } from '../support/cli.js';
 import { TinyServer, closedPortUrl } from '../support/tiny-servers.js';
 import { makePki, TlsProxy, type TestPki } from '../support/tls.js';
 
-const GROUPS = ['cloud-config', 'cluster', 'execution', 'info', 'password-reset', 'permission', 'playbook', 'playbook-configuration', 'role', 'server', 'user'];
+const GROUPS = ['cloud-config', 'cluster', 'execution', 'info', 'password-reset', 'permission', 'playbook', 'playbook-configuration', 'role', 'runner', 'server', 'user'];
 const PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBvYJ0jS3Ys2Ab7gUQj3oUO1b3qO1q0WnV0n1yq8qkqC ansible@carapace';
 
 /** The CLI as a subprocess: help, global options and environment, errors, TLS, cloud-config. */

@@ -18,6 +18,9 @@ request_password_reset, reset_password, update_cluster, update_playbook_configur
   .split(',')
   .map((n) => n.trim());
 
+/** The snake_case names of the Carapace extensions (not in the contract). */
+const EXTENSION_NAMES = ['create_runner', 'delete_runner', 'get_runners'];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('client: helpers and names', () => {
@@ -37,15 +40,15 @@ describe('client: helpers and names', () => {
   });
   afterAll(() => cp.stop());
 
-  it('has every method of the contract under its snake_case name, the same function as the camelCase one', async () => {
+  it('has every method of the contract (and of the extensions) under its snake_case name, the same function as the camelCase one', async () => {
     expect(CONTRACT_NAMES).toHaveLength(54);
     const record = client as unknown as Record<string, unknown>;
-    for (const name of CONTRACT_NAMES) {
+    for (const name of [...CONTRACT_NAMES, ...EXTENSION_NAMES]) {
       const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
       expect(typeof record[name], name).toBe('function');
       expect(record[name], name).toBe(record[camel]);
     }
-    expect(Object.keys(SNAKE_CASE_ALIASES).sort()).toEqual(CONTRACT_NAMES.filter((n) => n.includes('_')).sort());
+    expect(Object.keys(SNAKE_CASE_ALIASES).sort()).toEqual([...CONTRACT_NAMES.filter((n) => n.includes('_')), ...EXTENSION_NAMES].sort());
     const made = await client.create_cluster('snake-case');
     expect((await client.get_cluster(made.id)).data.name).toBe('snake-case');
     expect((await client.get_clusters({ filter: { name: 'snake-case' } })).total).toBe(1);

@@ -7,6 +7,7 @@ import { executionCommands } from './commands/execution.commands.js';
 import { passwordResetCommands } from './commands/password-reset.commands.js';
 import { playbookConfigurationCommands } from './commands/playbook-configuration.commands.js';
 import { roleCommands } from './commands/role.commands.js';
+import { runnerCommands } from './commands/runner.commands.js';
 import { serverCommands } from './commands/server.commands.js';
 import { userCommands } from './commands/user.commands.js';
 import type { Cli } from './context.js';
@@ -27,7 +28,7 @@ followed with --wait did not complete.`;
 export function buildProgram(cli: Cli): Command {
   const program = new Command('carapace');
   program
-    .description('Manage Carapace from the shell: users, roles, clusters, servers, playbook configurations and executions.')
+    .description('Manage Carapace from the shell: users, roles, clusters, servers, playbook configurations, executions and runners.')
     .version(version, '-V, --version')
     .addOption(new Option('-u, --url <url>', 'base address of the API, without /v1').env('CARAPACE_URL'))
     .addOption(new Option('-l, --login <login>', 'login of your user').env('CARAPACE_LOGIN'))
@@ -53,6 +54,7 @@ export function buildProgram(cli: Cli): Command {
   playbookCommands(program, cli);
   playbookConfigurationCommands(program, cli);
   roleCommands(program, cli);
+  runnerCommands(program, cli);
   serverCommands(program, cli);
   userCommands(program, cli);
   // Only the top level lists its commands by name: their arguments are in their own help.

@@ -27,6 +27,8 @@ export class Client extends ExecutionClient {
   declare readonly create_playbook_configuration: Client['createPlaybookConfiguration'];
   /** The contract's name of {@link Client.createRole}. */
   declare readonly create_role: Client['createRole'];
+  /** The snake_case name of {@link Client.createRunner} (Carapace extension). */
+  declare readonly create_runner: Client['createRunner'];
   /** The contract's name of {@link Client.createServer}. */
   declare readonly create_server: Client['createServer'];
   /** The contract's name of {@link Client.createUser}. */
@@ -39,6 +41,8 @@ export class Client extends ExecutionClient {
   declare readonly delete_playbook_configuration: Client['deletePlaybookConfiguration'];
   /** The contract's name of {@link Client.deleteRole}. */
   declare readonly delete_role: Client['deleteRole'];
+  /** The snake_case name of {@link Client.deleteRunner} (Carapace extension). */
+  declare readonly delete_runner: Client['deleteRunner'];
   /** The contract's name of {@link Client.deleteServer}. */
   declare readonly delete_server: Client['deleteServer'];
   /** The contract's name of {@link Client.deleteUser}. */
@@ -89,6 +93,8 @@ export class Client extends ExecutionClient {
   declare readonly get_role_versions: Client['getRoleVersions'];
   /** The contract's name of {@link Client.getRoles}. */
   declare readonly get_roles: Client['getRoles'];
+  /** The snake_case name of {@link Client.getRunners} (Carapace extension). */
+  declare readonly get_runners: Client['getRunners'];
   /** The contract's name of {@link Client.getServer}. */
   declare readonly get_server: Client['getServer'];
   /** The contract's name of {@link Client.getServerVersion}. */
@@ -125,18 +131,23 @@ export class Client extends ExecutionClient {
   declare readonly update_user: Client['updateUser'];
 }
 
-/** Each snake_case name of the contract and the method it names. */
+/**
+ * Each snake_case name and the method it names: the contract's, and those of the Carapace
+ * extensions (`create_runner`, `delete_runner`, `get_runners`).
+ */
 export const SNAKE_CASE_ALIASES = {
   create_cluster: 'createCluster',
   create_execution: 'createExecution',
   create_playbook_configuration: 'createPlaybookConfiguration',
   create_role: 'createRole',
+  create_runner: 'createRunner',
   create_server: 'createServer',
   create_user: 'createUser',
   cancel_execution: 'cancelExecution',
   delete_cluster: 'deleteCluster',
   delete_playbook_configuration: 'deletePlaybookConfiguration',
   delete_role: 'deleteRole',
+  delete_runner: 'deleteRunner',
   delete_server: 'deleteServer',
   delete_user: 'deleteUser',
   get_cinder_integration: 'getCinderIntegration',
@@ -162,6 +173,7 @@ export const SNAKE_CASE_ALIASES = {
   get_role_version: 'getRoleVersion',
   get_role_versions: 'getRoleVersions',
   get_roles: 'getRoles',
+  get_runners: 'getRunners',
   get_server: 'getServer',
   get_server_version: 'getServerVersion',
   get_server_versions: 'getServerVersions',

@@ -31,4 +31,5 @@ export {
   type PermissionList,
   type PlaybookList,
   type RolePermissions,
+  type RunnerList,
 } from './types.js';

@@ -1,10 +1,10 @@
-import type { Cluster, PlaybookConfigurationModel, Server } from '@carapace/models';
+import type { Cluster, PlaybookConfigurationModel, RunnerToken, Server } from '@carapace/models';
 import { AccountsClient } from './accounts.client.js';
 import { segment } from './core.client.js';
 import type { RequestOptions } from './transport.js';
-import type { CinderIntegration, HintValue, IterParams, ListParams, Page, PlaybookList } from './types.js';
+import type { CinderIntegration, HintValue, IterParams, ListParams, Page, PlaybookList, RunnerList } from './types.js';
 
-/** The calls on clusters, servers, playbooks and playbook configurations. Part of {@link Client}. */
+/** The calls on clusters, servers, playbooks, playbook configurations and runners. Part of {@link Client}. */
 export class InfrastructureClient extends AccountsClient {
   /** A page of the latest active clusters (`GET /v1/cluster/`; `view_cluster`). */
   getClusters(params?: ListParams, options?: RequestOptions): Promise<Page<Cluster>> {
@@ -164,5 +164,38 @@ export class InfrastructureClient extends AccountsClient {
   /** Deletes a playbook configuration (`DELETE /v1/playbook_configuration/{id}/`). */
   deletePlaybookConfiguration(playbookConfigurationId: string, options?: RequestOptions): Promise<PlaybookConfigurationModel> {
     return this.call('DELETE', `/v1/playbook_configuration/${segment(playbookConfigurationId)}/`, { options });
+  }
+
+  /**
+   * Every runner with its live state (`GET /v1/runner/`; `view_runner`; a Carapace extension,
+   * not in the original API): name, labels, `state` (`connected`, `draining` or
+   * `disconnected`, the latter also for a runner that never connected), slots and free slots,
+   * last heartbeat, the executions it runs and the SSH public key it logs in to servers with.
+   * Not paged: the answer is `{items}`, sorted by name.
+   */
+  getRunners(options?: RequestOptions): Promise<RunnerList> {
+    return this.call('GET', '/v1/runner/', { options });
+  }
+
+  /**
+   * Issues the token of a new runner (`POST /v1/runner/`; `create_runner`; a Carapace
+   * extension). The answer holds the token, `crt.<name in base64url>.<secret>`, shown this
+   * once: the service keeps only a digest of it. A name that is taken is refused with 409
+   * `RunnerExists` (delete the runner first to issue a new token).
+   *
+   * @param name - Lower-case letters, digits, `.`, `_` and `-`, up to 63 characters.
+   * @param labels - Labels the runner is registered with (key → value), e.g. `{site: 'lab'}`.
+   */
+  createRunner(name: string, labels: Record<string, string> = {}, options?: RequestOptions): Promise<RunnerToken> {
+    return this.call('POST', '/v1/runner/', { body: { name, labels }, options });
+  }
+
+  /**
+   * Revokes a runner's token and closes its stream (`DELETE /v1/runner/{name}/`;
+   * `delete_runner`; a Carapace extension): the runner is removed from the list and its token
+   * no longer works. 404 when no runner has that name. The API answers 204 without a body.
+   */
+  async deleteRunner(name: string, options?: RequestOptions): Promise<void> {
+    await this.transport.text({ method: 'DELETE', path: `/v1/runner/${segment(name)}/`, auth: this.auth, options }, 'application/json');
   }
 }

@@ -1,4 +1,4 @@
-import type { PermissionGroup, PlaybookDescriptor } from '@carapace/models';
+import type { PermissionGroup, PlaybookDescriptor, Runner } from '@carapace/models';
 import type { FetchFunction, QueryValue } from './transport.js';
 
 /** Options of {@link Client}'s constructor. */
@@ -72,6 +72,12 @@ export interface PermissionList {
 export interface PlaybookList {
   /** The playbooks, sorted by name. */
   items: PlaybookDescriptor[];
+}
+
+/** The answer of `getRunners` (Carapace extension): every runner, not paged. */
+export interface RunnerList {
+  /** The runners, sorted by name. */
+  items: Runner[];
 }
 
 /** The Cinder/Glance/Nova integration files of a cluster: path → content. */
