@@ -131,6 +131,8 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     mailer,
     bootstrap: boot,
     startBackground() {
+      const extended = engine.extendLeasesAtStart();
+      if (extended) logger.info({ leases: extended }, 'leases of running executions extended while their runners reconnect');
       const timer = setInterval(() => {
         try {
           engine.sweep();

@@ -18,6 +18,13 @@ describe('configuration', () => {
     expect(config.dataDir).toMatch(/^\//);
   });
 
+  it('loads the annotated example of deploy/ as the defaults (every key documented there exists)', () => {
+    const example = join(import.meta.dirname, '../../../deploy/carapace.example.yaml');
+    const config = loadConfig({ file: example, env: {} });
+    const defaults = loadConfig({ env: {} });
+    expect({ ...config, dataDir: null }).toEqual({ ...defaults, dataDir: null });
+  });
+
   it('reads the YAML file, then lets environment variables override it', () => {
     const file = join(dir, 'carapace.yaml');
     writeFileSync(file, 'http:\n  port: 9000\n  host: 0.0.0.0\nsmtp:\n  host: mail.example.com\ntokenTtlS: 60\n');

@@ -81,6 +81,21 @@ describe('execution engine: queue, locks and leases', () => {
     expect(engine().finish(lost, 'completed', null)).toBeNull();
   });
 
+  it('gives every lease a full timeout again at start, so a control-plane outage fails no run', async () => {
+    const s = await addServer(h);
+    const running = await queue([s.id]);
+    expect(engine().claim('patient', 5).map((x) => x.execution.id)).toEqual([running]);
+    // The control plane was down for longer than the lease: nobody could renew it.
+    h.clock.advance(45);
+    expect(engine().extendLeasesAtStart()).toBe(1);
+    expect(engine().sweep()).toEqual([]);
+    expect(await state(running)).toBe('started');
+    // A runner that does not come back still loses its leases.
+    h.clock.advance(31);
+    expect(engine().sweep()).toEqual([running]);
+    expect(await state(running)).toBe('failed');
+  });
+
   it('keeps the lock invariants over many random executions and servers', async () => {
     const servers = [];
     for (let i = 0; i < 8; i++) servers.push((await addServer(h)).id);

@@ -48,6 +48,11 @@ export class LockRepository {
     return this.db.update(serverLocks).set({ expiresAt }).where(eq(serverLocks.owner, owner)).run().changes;
   }
 
+  /** Extends every lease, whoever holds it; returns how many. */
+  renewAll(expiresAt: number): number {
+    return this.db.update(serverLocks).set({ expiresAt }).run().changes;
+  }
+
   /** Extends the leases of one execution. */
   renewExecution(executionId: string, expiresAt: number): number {
     return this.db.update(serverLocks).set({ expiresAt }).where(eq(serverLocks.executionId, executionId)).run().changes;

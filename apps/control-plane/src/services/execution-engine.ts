@@ -169,6 +169,15 @@ export class ExecutionEngine {
     return next;
   }
 
+  /**
+   * At start: gives every lease a full lease timeout from now. While the control plane was
+   * down no runner could renew its leases, and a run that went on meanwhile must not fail
+   * for that; a runner that does not come back within the timeout still loses them.
+   */
+  extendLeasesAtStart(): number {
+    return this.locks.renewAll(this.clock.nowMs() + this.leaseTimeoutMs);
+  }
+
   /** Fails the executions whose leases expired (their runner vanished) and frees their servers. */
   sweep(): string[] {
     const expired = this.locks.expiredExecutions(this.clock.nowMs());
