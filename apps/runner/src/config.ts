@@ -111,11 +111,18 @@ function merge(base: unknown, over: unknown): unknown {
 /** Parses `k=v,k2=v2` labels. */
 export function parseLabels(raw: string): Record<string, string> {
   const labels: Record<string, string> = {};
+  let last: string | null = null;
   for (const part of raw.split(',')) {
     if (!part.trim()) continue;
     const eq = part.indexOf('=');
+    if (eq < 0 && last !== null) {
+      // a value with commas, e.g. networks=10.0.0.0/8,192.168.0.0/16
+      labels[last] = `${labels[last]},${part.trim()}`;
+      continue;
+    }
     if (eq <= 0) throw new RunnerConfigError(`label "${part}" must be key=value`);
-    labels[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+    last = part.slice(0, eq).trim();
+    labels[last] = part.slice(eq + 1).trim();
   }
   return labels;
 }

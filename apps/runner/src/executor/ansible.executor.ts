@@ -1,7 +1,6 @@
 // Runs ansible-playbook for one execution: work dir, process group, live log and steps,
 // cancel with escalating signals, and a result that never comes before the last byte.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
@@ -13,7 +12,7 @@ import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink }
 import { LineSplitter } from './line-splitter.js';
 import { groupExists, signalGroup, waitForGroupExit } from './process-group.js';
 import { closeSshMasters } from './ssh-masters.js';
-import { prepareWorkDir, type WorkDir } from './work-dir.js';
+import { prepareWorkDir, removeWorkDir, type WorkDir } from './work-dir.js';
 
 /** The grace periods of a cancel when none are given: SIGINT → SIGTERM → SIGKILL. */
 export const DEFAULT_GRACE_MS = { interrupt: 10_000, terminate: 10_000 } as const;
@@ -162,7 +161,7 @@ class AnsibleRun implements RunHandle {
       clearTimeout(this.escalation);
       if (workDir) {
         await closeSshMasters(workDir.controlDir);
-        if (!this.options.keepWorkDir) await rm(workDir.dir, { recursive: true, force: true }).catch(() => undefined);
+        if (!this.options.keepWorkDir) await removeWorkDir(workDir).catch(() => undefined);
       }
     }
   }

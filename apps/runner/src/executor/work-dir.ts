@@ -1,6 +1,6 @@
 // The private directory of one execution: what ansible-playbook reads (inventory, vars,
 // ansible.cfg, known_hosts) and what it writes (temporary files, SSH control sockets).
-import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /** The files of an execution's work dir, all absolute paths. */
@@ -14,8 +14,32 @@ export interface WorkDir {
   readonly varsJson: string;
   readonly ansibleCfg: string;
   readonly knownHosts: string;
-  /** SSH connection multiplexing sockets (ControlPath). */
+  /**
+   * SSH connection multiplexing sockets (ControlPath): `cp` in the work dir, or a private
+   * directory under /tmp when that path would be too long for a Unix socket.
+   */
   readonly controlDir: string;
+}
+
+// A socket path holds at most 107 bytes, and ssh binds `<ControlPath>.<16 random chars>`
+// first; Ansible's ControlPath is `<control_path_dir>/<10 hex chars>`.
+const MAX_CONTROL_DIR_LENGTH = 107 - 17 - 11 - 8;
+
+/** Where the SSH control sockets of a work dir go. */
+async function controlDirFor(dir: string): Promise<string> {
+  const inside = join(dir, 'cp');
+  if (Buffer.byteLength(inside) <= MAX_CONTROL_DIR_LENGTH) {
+    await mkdir(inside, { mode: 0o700 });
+    return inside;
+  }
+  // mkdtemp creates it with mode 0700
+  return mkdtemp('/tmp/carapace-cp-');
+}
+
+/** Removes the work dir and, when it was elsewhere, the control socket dir. */
+export async function removeWorkDir(workDir: WorkDir): Promise<void> {
+  await rm(workDir.dir, { recursive: true, force: true });
+  if (!workDir.controlDir.startsWith(`${workDir.dir}/`)) await rm(workDir.controlDir, { recursive: true, force: true });
 }
 
 /** What the work dir is made of. */
@@ -48,30 +72,30 @@ export function workDirPath(workRoot: string, executionId: string): string {
  */
 export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
   const dir = workDirPath(input.workRoot, input.executionId);
-  const paths: WorkDir = {
-    dir,
-    inventoryJson: join(dir, 'inventory.json'),
-    inventoryScript: join(dir, 'inventory.sh'),
-    varsJson: join(dir, 'vars.json'),
-    ansibleCfg: join(dir, 'ansible.cfg'),
-    knownHosts: join(dir, 'known_hosts'),
-    controlDir: join(dir, 'cp'),
-  };
-  const config = ansibleConfig({
-    dir,
-    knownHosts: paths.knownHosts,
-    controlDir: paths.controlDir,
-    callbackPluginDir: input.callbackPluginDir,
-    forks: forksFor(input.inventory, input.maxForks),
-  });
-
   await mkdir(resolve(input.workRoot), { recursive: true, mode: 0o700 });
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { mode: 0o700 });
+  let controlDir: string | undefined;
   try {
     // mkdir's mode is filtered by the umask; the dir holds the vars, which may be secret
     await chmod(dir, 0o700);
-    await mkdir(paths.controlDir, { mode: 0o700 });
+    controlDir = await controlDirFor(dir);
+    const paths: WorkDir = {
+      dir,
+      inventoryJson: join(dir, 'inventory.json'),
+      inventoryScript: join(dir, 'inventory.sh'),
+      varsJson: join(dir, 'vars.json'),
+      ansibleCfg: join(dir, 'ansible.cfg'),
+      knownHosts: join(dir, 'known_hosts'),
+      controlDir,
+    };
+    const config = ansibleConfig({
+      dir,
+      knownHosts: paths.knownHosts,
+      controlDir: paths.controlDir,
+      callbackPluginDir: input.callbackPluginDir,
+      forks: forksFor(input.inventory, input.maxForks),
+    });
     await mkdir(join(dir, 'tmp'), { mode: 0o700 });
     await writeFile(paths.inventoryJson, JSON.stringify(input.inventory, null, 2) + '\n', { mode: 0o600 });
     await writeFile(paths.inventoryScript, INVENTORY_SCRIPT, { mode: 0o700 });
@@ -83,11 +107,12 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
     } else {
       await writeFile(paths.knownHosts, '', { mode: 0o600 });
     }
+    return paths;
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
+    if (controlDir !== undefined) await rm(controlDir, { recursive: true, force: true });
     throw err;
   }
-  return paths;
 }
 
 // The configuration's inventory is Ansible's JSON inventory (group → host list,
