@@ -1,7 +1,7 @@
 import type { ServerFacts } from '@carapace/models';
 import { FACTS_COMMAND, FACTS_SCRIPT } from './facts.script.js';
 import { FactsParseError, parseFactsOutput } from './facts.parser.js';
-import { SshError } from './ssh-error.js';
+import { SshError, lastOutputLine } from './ssh-error.js';
 import { openSession, type SshConnectOptions, type SshTarget } from './session.js';
 
 /** Options of {@link gatherFacts}. */
@@ -41,10 +41,11 @@ export async function gatherFacts(target: SshTarget, options: GatherFactsOptions
     } catch (err) {
       if (!(err instanceof FactsParseError)) throw err;
       const status = result.code === 0 ? '' : ` (the script exited with ${result.code ?? `signal ${result.signal ?? 'unknown'}`})`;
-      const stderr = result.stderr.trim().split('\n').slice(-1)[0]?.slice(0, 200) ?? '';
-      throw new SshError('facts', session.host, `cannot gather facts: ${err.message}${status}${stderr ? `; stderr: ${stderr}` : ''}`, {
-        cause: err,
-      });
+      const stderr = lastOutputLine(result.stderr);
+      // Not one section: the script never ran, and the login shell (nologin, say) told why on stdout.
+      const shellSaid = stderr === '' && !result.stdout.includes('@@carapace-facts ') ? lastOutputLine(result.stdout) : '';
+      const why = stderr ? `; stderr: ${stderr}` : shellSaid ? `: ${shellSaid}` : '';
+      throw new SshError('facts', session.host, `cannot gather facts: ${err.message}${status}${why}`, { cause: err });
     }
   } finally {
     await session.close();

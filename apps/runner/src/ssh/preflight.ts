@@ -1,4 +1,4 @@
-import { SshError } from './ssh-error.js';
+import { SshError, lastOutputLine } from './ssh-error.js';
 import { hostLabel, openSession, type SshConnectOptions, type SshTarget } from './session.js';
 
 /** Options of {@link preflight}. */
@@ -39,11 +39,6 @@ fi
 echo carapace-preflight-ok
 `;
 
-function firstLine(text: string): string {
-  const line = text.split('\n').find((l) => l.trim() !== '');
-  return line === undefined ? '' : line.trim().slice(0, 200);
-}
-
 function commandFailure(host: string, username: string, code: number | null, signal: string | null, stdout: string, stderr: string): SshError | null {
   if (code === 0 && stdout.includes('carapace-preflight-ok')) return null;
   switch (code) {
@@ -52,12 +47,13 @@ function commandFailure(host: string, username: string, code: number | null, sig
     case 101:
       return new SshError('command', host, `sudo not found (user ${username} is not root)`);
     case 102: {
-      const why = firstLine(stderr);
+      const why = lastOutputLine(stderr);
       return new SshError('command', host, `passwordless sudo failed for user ${username}${why ? `: ${why}` : ''}`);
     }
     default: {
       const status = code === null ? `signal ${signal ?? 'unknown'}` : `exit ${code}`;
-      const why = firstLine(stderr);
+      // A login shell that refuses to run anything (nologin) says why on stdout.
+      const why = lastOutputLine(stderr) || lastOutputLine(stdout);
       return new SshError('command', host, `the check command failed (${status})${why ? `: ${why}` : ''}`);
     }
   }

@@ -50,6 +50,24 @@ export class SshError extends Error {
   }
 }
 
+/**
+ * What sshd itself writes on a session's stderr before the command starts (a missing home
+ * directory is common for service accounts such as `nobody`): never the command's own words.
+ */
+const SSHD_SESSION_NOTICE = /^Could not chdir to home directory /;
+
+/**
+ * The last non-empty line of a remote command's output, where a failing command says why,
+ * with sshd's own notices left out; at most 200 characters, empty when there is none.
+ */
+export function lastOutputLine(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !SSHD_SESSION_NOTICE.test(l));
+  return (lines[lines.length - 1] ?? '').slice(0, 200);
+}
+
 interface ErrorLike {
   message: string;
   code?: unknown;
