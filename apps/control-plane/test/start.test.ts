@@ -60,6 +60,29 @@ describe('carapace-control-plane command', () => {
     expect(await stop(second.child)).toBe(0);
   }, 180_000);
 
+  it('runs one embedded runner, as npm start does: it connects with its own key pair and stops with the control plane', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'carapace-start-embedded-'));
+    try {
+      const cp = await start(data, { CARAPACE_RUNNER: 'embedded', CARAPACE_GRPC_PORT: '0', CARAPACE_ADMIN_PASSWORD: 'embedded-admin-password' });
+      const login = await fetch(`${cp.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password: 'embedded-admin-password' }) });
+      const token = ((await login.json()) as { id: string }).id;
+      let embedded: { state: string; ssh_public_key: string | null } | undefined;
+      for (let i = 0; i < 240 && embedded?.state !== 'connected'; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        const list = (await (await fetch(`${cp.url}/v1/runner/`, { headers: { authorization: token } })).json()) as { items: { name: string; state: string; ssh_public_key: string | null }[] };
+        embedded = list.items.find((r) => r.name === 'embedded');
+      }
+      expect(embedded?.state).toBe('connected');
+      const publicKey = readFileSync(join(data, 'runner', 'id_ed25519.pub'), 'utf8').trim();
+      expect(publicKey).toMatch(/^ssh-ed25519 /);
+      expect(embedded?.ssh_public_key).toBe(publicKey);
+      expect(statSync(join(data, 'runner', 'id_ed25519')).mode & 0o777).toBe(0o600);
+      expect(await stop(cp.child)).toBe(0);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('refuses a bad configuration with a clear message and exit code 2', async () => {
     const child = spawn(process.execPath, [BIN], { env: { ...process.env, CARAPACE_HTTP_PORT: 'nope' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
