@@ -28,6 +28,10 @@
  * BENCH_PIN (1: pin when possible; 0: never), BENCH_CPU_PROF (1: write V8 CPU profiles of
  * the Carapace server to BENCH_PROF_DIR or a kept temporary directory).
  *
+ * Output: every measurement in the order run (with the server's CPU time per request, which
+ * does not depend on whether the load generator or the server held the rate back), then a
+ * summary of each Carapace scenario against its target: PASS or MISS.
+ *
  * Exits 0 whether or not the targets are met (it is a report, and says which are missed), 1
  * when any request failed or answered other than 2xx (a benchmark of errors is worthless)
  * or the setup failed, 2 on a bad setting.
@@ -418,11 +422,25 @@ interface Case {
 interface Row {
   readonly round: number;
   readonly caseKey: CaseKey;
+  /** A bare twin, a Carapace route under the throughput load, or at the latency load. */
+  readonly kind: 'twin' | 'throughput' | 'latency';
   readonly label: string;
   readonly connections: number;
   readonly m: Measured;
+  /** The bare twin measured right before this row (throughput rows), else null. */
+  readonly twin: Measured | null;
   readonly ratio: number;
   readonly target: Target;
+}
+
+/**
+ * Server CPU time per request, in µs: the cost of a request whatever held the rate back.
+ * When the bare twin is limited by the load generator (the twin's server CPU well under
+ * 100 %), its req/s understates what bare Fastify can do, and the req/s ratio flatters
+ * Carapace; the ratio of CPU per request does not depend on that.
+ */
+function cpuPerRequest(m: Measured): number {
+  return (m.serverCpuPct * 10_000) / m.reqPerS;
 }
 
 function targetText(target: Target): string {
@@ -436,7 +454,7 @@ function meets(target: Target, ratio: number, p99: number): boolean | null {
 }
 
 function verdict(ok: boolean | null): string {
-  return ok === null ? '' : ok ? 'PASS' : 'FAIL';
+  return ok === null ? '' : ok ? 'PASS' : 'MISS';
 }
 
 // --- Main -----------------------------------------------------------------------------------
@@ -576,12 +594,32 @@ async function main(): Promise<number> {
     log(`round ${round} of ${settings.rounds}`);
     for (const c of cases) {
       const twin = await measure(c.twin);
-      rows.push({ round, caseKey: c.key, label: c.twin.name, connections: c.twin.connections, m: twin, ratio: Number.NaN, target: null });
+      rows.push({ round, caseKey: c.key, kind: 'twin', label: c.twin.name, connections: c.twin.connections, m: twin, twin: null, ratio: Number.NaN, target: null });
       const m = await measure(c.carapace);
-      rows.push({ round, caseKey: c.key, label: c.carapace.name, connections: c.carapace.connections, m, ratio: m.reqPerS / twin.reqPerS, target: c.throughputTarget });
+      rows.push({
+        round,
+        caseKey: c.key,
+        kind: 'throughput',
+        label: c.carapace.name,
+        connections: c.carapace.connections,
+        m,
+        twin,
+        ratio: m.reqPerS / twin.reqPerS,
+        target: c.throughputTarget,
+      });
       if (c.latency) {
         const l = await measure(c.latency.scenario);
-        rows.push({ round, caseKey: c.key, label: `${c.carapace.name} (latency)`, connections: c.latency.scenario.connections, m: l, ratio: Number.NaN, target: c.latency.target });
+        rows.push({
+          round,
+          caseKey: c.key,
+          kind: 'latency',
+          label: `${c.carapace.name} (latency)`,
+          connections: c.latency.scenario.connections,
+          m: l,
+          twin: null,
+          ratio: Number.NaN,
+          target: c.latency.target,
+        });
       }
     }
   }
@@ -600,10 +638,13 @@ async function main(): Promise<number> {
   out.push(
     `load: autocannon, pipelining ${settings.pipelining}, ${settings.warmupS} s warm-up (none for latency rows) then ${settings.durationS} s per row; ` +
       'a bare twin answers the same body as a constant; latency is exact per response, in ms; ' +
-      'CPU in % of one CPU (other: the rest of the machine, from /proc/stat)',
+      'CPU in % of one CPU (other: the rest of the machine, from /proc/stat); µs/req: server CPU time per request',
   );
-  const header = ['round', 'endpoint', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'KB/resp', 'server CPU', 'gen CPU', 'other CPU', 'vs bare', 'target', 'result'];
+
+  // Every measurement, in the order run.
+  const header = ['round', 'endpoint', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'KB/resp', 'server CPU', 'µs/req', 'gen CPU', 'other CPU', 'vs bare', 'target', 'result'];
   out.push('');
+  out.push('measurements:');
   out.push(
     table([
       settings.rounds > 1 ? header : header.slice(1),
@@ -618,6 +659,7 @@ async function main(): Promise<number> {
           fmt(r.m.max, 1),
           fmt(r.m.bytesPerResponse / 1024, 1),
           `${fmt(r.m.serverCpuPct, 0)}%`,
+          fmt(cpuPerRequest(r.m), 0),
           `${fmt(r.m.generatorCpuPct, 0)}%`,
           `${fmt(r.m.otherCpuPct, 0)}%`,
           fmt(r.ratio, 3),
@@ -629,40 +671,74 @@ async function main(): Promise<number> {
     ]),
   );
 
-  // One verdict per target: the median over the rounds, with the range.
-  const judged = rows.filter((r) => r.target);
-  const keys = [...new Set(judged.map((r) => r.label))];
-  out.push('');
-  out.push(settings.rounds > 1 ? `targets (median of ${settings.rounds} rounds, range in brackets):` : 'targets:');
-  let missed = 0;
-  for (const label of keys) {
-    const these = judged.filter((r) => r.label === label);
-    const target = these[0]?.target ?? null;
-    const values = these.map((r) => (target?.kind === 'ratio' ? r.ratio : r.m.p99));
-    const value = median(values);
-    const ok = target?.kind === 'ratio' ? value >= target.min : target ? value < target.maxMs : null;
-    if (ok === false) missed++;
-    const unit = target?.kind === 'ratio' ? '× bare' : 'ms';
-    const range = values.length > 1 ? ` [${fmt(Math.min(...values), 3)} … ${fmt(Math.max(...values), 3)}]` : '';
-    out.push(`  ${verdict(ok)}  ${label}: ${fmt(value, 3)} ${unit}${range}   (target ${targetText(target)})`);
-  }
-  const ratios = rows.filter((r) => !r.target && Number.isFinite(r.ratio));
-  for (const label of [...new Set(ratios.map((r) => r.label))]) {
-    const values = ratios.filter((r) => r.label === label).map((r) => r.ratio);
-    const range = values.length > 1 ? ` [${fmt(Math.min(...values), 3)} … ${fmt(Math.max(...values), 3)}]` : '';
-    out.push(`  info  ${label}: ${fmt(median(values), 3)} × bare${range}   (no target)`);
-  }
+  const notes: string[] = [];
   const contended = rows.filter((r) => r.m.otherCpuPct > 25);
   if (contended.length) {
-    out.push(
-      `\nnote: other processes used more than 25% of a CPU during ${contended.length} of ${rows.length} rows ` +
+    notes.push(
+      `other processes used more than 25% of a CPU during ${contended.length} of ${rows.length} rows ` +
         `(up to ${fmt(Math.max(...contended.map((r) => r.m.otherCpuPct)), 0)}%): the machine was shared; compare with care and repeat`,
     );
   }
-  if (missed) out.push(`\n${missed} target(s) missed (reported, not an error: the exit status is 0)`);
-  else if (judged.length) out.push('\nall targets met');
-  if (failures) out.push(`\nFAILED REQUESTS: ${failures}: the figures above are not valid`);
-  if (profDir) out.push(`\nCPU profile of the Carapace server: ${profDir}`);
+  const starved = rows.filter((r) => r.kind === 'twin' && r.m.serverCpuPct < 90);
+  if (starved.length) {
+    notes.push(
+      `${starved.length} bare twin row(s) kept their server under 90% of a CPU: held back by the load generator or by other processes, not by Fastify, ` +
+        'so their req/s understates bare Fastify and "vs bare" flatters Carapace; "CPU vs bare" (bare µs/req ÷ Carapace µs/req) does not depend on that',
+    );
+  }
+  if (profDir) notes.push(`CPU profiles of the Carapace server: ${profDir}`);
+  if (notes.length) out.push('', ...notes.map((n) => `note: ${n}`));
+
+  // The summary: one line per Carapace scenario (medians over the rounds), judged on its target.
+  const labels = [...new Set(rows.filter((r) => r.kind !== 'twin').map((r) => r.label))];
+  let met = 0;
+  const missed: string[] = [];
+  const summary: string[][] = [
+    ['scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'vs bare', 'µs/req', 'bare µs/req', 'CPU vs bare', 'target', 'result'],
+  ];
+  for (const label of labels) {
+    const these = rows.filter((r) => r.label === label);
+    const first = these[0];
+    if (!first) continue;
+    const med = (f: (r: Row) => number): number => median(these.map(f));
+    const twins = these.flatMap((r) => (r.twin ? [r.twin] : []));
+    const ratio = med((r) => r.ratio);
+    const p99 = med((r) => r.m.p99);
+    const target = first.target;
+    const ok = meets(target, ratio, p99);
+    if (ok === true) met++;
+    else if (ok === false) missed.push(label);
+    const judged = target ? these.map((r) => (target.kind === 'ratio' ? r.ratio : r.m.p99)) : [];
+    const range = settings.rounds > 1 && judged.length ? ` [${fmt(Math.min(...judged), 3)} … ${fmt(Math.max(...judged), 3)}]` : '';
+    const ownCpu = med((r) => cpuPerRequest(r.m));
+    const bareCpu = median(twins.map(cpuPerRequest));
+    summary.push([
+      label,
+      String(first.connections),
+      fmt(med((r) => r.m.reqPerS), 0),
+      fmt(med((r) => r.m.p50), 2),
+      fmt(p99, 2),
+      fmt(median(twins.map((t) => t.reqPerS)), 0),
+      fmt(ratio, 3),
+      fmt(ownCpu, 0),
+      fmt(bareCpu, 0),
+      fmt(bareCpu / ownCpu, 3),
+      targetText(target) || '-',
+      (verdict(ok) || 'info') + range,
+    ]);
+  }
+  out.push('');
+  out.push(
+    settings.rounds > 1
+      ? `summary (median of ${settings.rounds} rounds; the judged figure's range in brackets):`
+      : 'summary (vs bare: req/s ÷ bare twin req/s, same load, same run):',
+  );
+  out.push(table(summary));
+  out.push('');
+  const judgedCount = met + missed.length;
+  if (missed.length) out.push(`${met} of ${judgedCount} targets met; MISS: ${missed.join('; ')} (reported, not an error: exit status 0)`);
+  else if (judgedCount) out.push(`all ${judgedCount} targets met`);
+  if (failures) out.push(`FAILED REQUESTS: ${failures}: the figures above are not valid`);
   process.stdout.write(`${out.join('\n')}\n`);
   return failures ? 1 : 0;
 }

@@ -63,10 +63,16 @@ export class VersionedRepository<D> {
     readonly fields: ModelFields,
   ) {
     const t = table;
+    // `is_latest = 1` as a literal, not a bound parameter (Drizzle binds `eq(col, true)`):
+    // whether the partial index `<table>_latest` (WHERE is_latest = 1) applies then depends
+    // on the bound value, so SQLite recompiles the statement each time it is run with new
+    // bindings, which tripled the cost of this lookup (the model read of every
+    // `GET /v1/<model>/{id}/` and the check of every change).
+    const isLatest = sql`${t.isLatest} = 1`;
     this.latestById = db
       .select()
       .from(t)
-      .where(and(eq(t.id, sql.placeholder('id')), eq(t.isLatest, true)))
+      .where(and(eq(t.id, sql.placeholder('id')), isLatest))
       .prepare();
     this.byVersion = db
       .select()
@@ -76,7 +82,7 @@ export class VersionedRepository<D> {
     this.unmarkLatest = db
       .update(t)
       .set({ isLatest: false })
-      .where(and(eq(t.id, sql.placeholder('id')), eq(t.isLatest, true)))
+      .where(and(eq(t.id, sql.placeholder('id')), isLatest))
       .prepare();
   }
 
