@@ -144,7 +144,14 @@ export class RunnerAgent {
     if (this.state !== 'idle') return;
     mkdirSync(join(this.options.workDir, 'executions'), { recursive: true, mode: 0o700 });
     this.killOrphans();
-    this.client = createRunnerClient(this.options.controlPlane, this.options.credentials, KEEPALIVE_OPTIONS);
+    this.client = createRunnerClient(this.options.controlPlane, this.options.credentials, {
+      ...KEEPALIVE_OPTIONS,
+      // The channel has a reconnect backoff of its own (1 s growing to 120 s): while it waits,
+      // every Connect fails at once, so after an outage of a minute the runner would come back
+      // up to two minutes after the control plane did, whatever `reconnect` says. Bound it alike.
+      'grpc.initial_reconnect_backoff_ms': this.options.reconnect.initialDelayMs,
+      'grpc.max_reconnect_backoff_ms': this.options.reconnect.maxDelayMs,
+    });
     this.connect();
   }
 
@@ -199,7 +206,9 @@ export class RunnerAgent {
     }
     // Give the control plane a moment to acknowledge the last events.
     const deadline = Date.now() + 5000;
-    while (this.outbox.pending > 0 && Date.now() < deadline && this.call) await delay(50);
+    // Also while the stream is down: it may come back in time (the agent keeps reconnecting).
+    const stoppedMeanwhile = () => this.state === 'stopped';
+    while (this.outbox.pending > 0 && Date.now() < deadline && !stoppedMeanwhile()) await delay(50);
     this.stop();
   }
 
@@ -260,7 +269,9 @@ export class RunnerAgent {
       this.heartbeatTimer = null;
       if (this.state === 'stopped') return;
       const fatal = code === grpc.status.UNAUTHENTICATED || code === grpc.status.INVALID_ARGUMENT || code === grpc.status.FAILED_PRECONDITION;
-      const delayMs = backoffMs(this.attempt++, this.options.reconnect.initialDelayMs, fatal ? this.options.reconnect.maxDelayMs : this.options.reconnect.maxDelayMs);
+      // A refusal (revoked token, wrong name, unknown protocol) will not heal in milliseconds:
+      // retry it at the longest delay instead of hammering the control plane.
+      const delayMs = backoffMs(fatal ? 30 : this.attempt++, this.options.reconnect.initialDelayMs, this.options.reconnect.maxDelayMs);
       (fatal ? this.log.error.bind(this.log) : this.log.warn.bind(this.log))({ why, code, retryInMs: delayMs }, 'stream to the control plane lost');
       if (this.state !== 'draining') this.state = 'backoff';
       this.reconnectTimer = setTimeout(() => this.connect(), delayMs);
@@ -277,7 +288,9 @@ export class RunnerAgent {
         version: this.options.version,
         labels: { ...this.options.labels },
         slots: this.state === 'draining' ? 0 : this.options.slots,
-        running_execution_ids: this.runningIds,
+        // Also the runs that ended while the stream was down: their results are still to be
+        // resent, and the control plane fails every run of this runner that is not named here.
+        running_execution_ids: [...new Set([...this.runningIds, ...this.outbox.executionIds])],
         ssh_public_key: this.options.sshPublicKey,
       },
     });

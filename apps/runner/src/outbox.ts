@@ -113,6 +113,11 @@ export class Outbox {
     return n;
   }
 
+  /** Executions still producing events or with events not yet acknowledged. */
+  get executionIds(): string[] {
+    return [...this.lanes.keys()];
+  }
+
   /** Bytes held in memory. */
   get bytesInMemory(): number {
     return this.memoryBytes;
