@@ -89,7 +89,12 @@ export class RunnerGateway {
     const peer = call.getPeer();
     const auth = call.metadata.get('authorization')[0];
     const raw = typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : undefined;
-    const name = this.closed ? null : this.runners.authenticate(raw);
+    if (this.closed) {
+      // shutting down: the runner should come back soon, not back off as if refused
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the control plane is shutting down' });
+      return;
+    }
+    const name = this.runners.authenticate(raw);
     if (!name) {
       this.log.warn({ peer }, 'runner stream refused: missing or invalid runner token');
       call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a valid runner token is required' });
