@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -125,6 +126,16 @@ export async function main(argv: string[]): Promise<void> {
     log,
   );
   log.info({ controlPlane: config.controlPlane, slots: config.slots, publicKey }, 'runner starting');
+  const ansible = spawnSync(config.ansiblePlaybook, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  if (ansible.error || ansible.status !== 0) {
+    // Facts still work over ssh2; every execution would fail with this reason.
+    log.error(
+      { ansiblePlaybook: config.ansiblePlaybook, why: ansible.error?.message ?? ansible.stderr.trim() },
+      'ansible-playbook cannot run here: executions will fail until it is installed (Debian: apt-get install ansible-core openssh-client)',
+    );
+  } else {
+    log.info({ ansible: ansible.stdout.split('\n')[0] }, 'ansible-playbook found');
+  }
   agent.start();
   let signals = 0;
   const onSignal = (signal: string) => {
