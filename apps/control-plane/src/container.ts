@@ -56,11 +56,20 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   const clock = ports.clock ?? systemClock;
   const mailer = ports.mailer ?? new SmtpMailer(config.smtp, join(config.dataDir, 'mail'), logger.child({ component: 'mailer' }));
   const authRepo = new AuthRepository(db);
-  const userRepo = new VersionedRepository<UserData>(db, users, {
-    data: ['login', 'email', 'full_name', 'role_id'],
-    defaultSort: [['full_name', 1]],
-  });
-  const roleRepo = new VersionedRepository<RoleData>(db, roles, { data: ['name', 'permissions'], defaultSort: [['name', 1]] });
+  // Users and roles change seldom and are read on many requests: their latest versions are
+  // cached (exactly: any write to the table empties the cache).
+  const userRepo = new VersionedRepository<UserData>(
+    db,
+    users,
+    { data: ['login', 'email', 'full_name', 'role_id'], defaultSort: [['full_name', 1]] },
+    { cacheLatest: 10_000 },
+  );
+  const roleRepo = new VersionedRepository<RoleData>(
+    db,
+    roles,
+    { data: ['name', 'permissions'], defaultSort: [['name', 1]] },
+    { cacheLatest: 1_000 },
+  );
   const roleService = new RoleService('role', roleRepo, clock);
   const userService = new UserService(userRepo, clock, authRepo, roleService, mailer);
   roleService.attach(userService);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Config, type Container } from '../src/index.js';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Config, type Container, type Db } from '../src/index.js';
 
 /** A clock tests can move forward. */
 export class TestClock implements Clock {
@@ -88,6 +88,8 @@ export class Harness {
   app!: FastifyInstance;
   container!: Container;
   config!: Config;
+  /** The database under the container (for tests that store or read rows directly). */
+  db!: Db;
   readonly clock = new TestClock();
   readonly mail = new MailSink();
   private dir = '';
@@ -114,7 +116,8 @@ export class Harness {
       },
     });
     const logger = createLogger(this.config.logLevel);
-    this.container = await createContainer(this.config, openDatabase(':memory:'), logger, { clock: this.clock, leaseTimeoutMs: 30_000 });
+    this.db = openDatabase(':memory:');
+    this.container = await createContainer(this.config, this.db, logger, { clock: this.clock, leaseTimeoutMs: 30_000 });
     this.app = await buildApp({ services: this.container.services, logger });
   }
 

@@ -1,10 +1,13 @@
-import { and, eq, gt, isNull, lt } from 'drizzle-orm';
+import { and, eq, getTableName, gt, isNull, lt } from 'drizzle-orm';
+import { tableChanges, type ChangeCounter } from './change-counter.js';
 import type { Db } from './client.js';
-import { credentials, passwordResets, secrets, tokens } from './schema/index.js';
+import { credentials, passwordResets, roles, secrets, tokens, users } from './schema/index.js';
 
 /** What the authentication of one request needs, read in one query. */
 export interface SessionRow {
   readonly userId: string;
+  /** When the token expires (unix seconds), as stored. */
+  readonly expiresAt: number;
   readonly userDeleted: number;
   readonly userRow: string;
   readonly roleData: string | null;
@@ -13,10 +16,16 @@ export interface SessionRow {
 /** Credentials, issued tokens, password reset tokens and the service's own secrets. */
 export class AuthRepository {
   private readonly sessionStmt;
+  /** Bumped by every write to the tokens table (issue, revocation, purge). */
+  private readonly tokenChanges: ChangeCounter;
+  /** The counters of the tables a session is read from. */
+  private readonly sessionTables: readonly ChangeCounter[];
 
   constructor(private readonly db: Db) {
+    this.tokenChanges = tableChanges(db, getTableName(tokens));
+    this.sessionTables = [this.tokenChanges, tableChanges(db, getTableName(users)), tableChanges(db, getTableName(roles))];
     this.sessionStmt = db.$client.prepare<[string, number], SessionRow>(`
-      SELECT u.id AS userId, u.time_deleted AS userDeleted,
+      SELECT u.id AS userId, t.expires_at AS expiresAt, u.time_deleted AS userDeleted,
              json_object('id', u.id, 'version', u.version, 'time_updated', u.time_updated,
                          'time_deleted', u.time_deleted, 'initiator_id', u.initiator_id,
                          'data', json(u.data)) AS userRow,
@@ -32,6 +41,22 @@ export class AuthRepository {
     return this.sessionStmt.get(jti, nowS);
   }
 
+  /**
+   * A number that changes whenever anything `session` reads may have changed: a write to
+   * the tokens, users or roles table (each counter only grows, so their sum changes when one
+   * does). A session read at a value stays what `session` answers while the value stays.
+   */
+  sessionsVersion(): number {
+    let sum = 0;
+    for (const counter of this.sessionTables) sum += counter.value;
+    return sum;
+  }
+
+  /** Whether a transaction is open (what is read then may yet be rolled back). */
+  inTransaction(): boolean {
+    return this.db.$client.inTransaction;
+  }
+
   passwordHash(userId: string): string | undefined {
     return this.db.select().from(credentials).where(eq(credentials.userId, userId)).get()?.passwordHash;
   }
@@ -45,16 +70,19 @@ export class AuthRepository {
   }
 
   addToken(jti: string, userId: string, nowS: number, expiresAt: number): void {
+    this.tokenChanges.bump();
     this.db.insert(tokens).values({ jti, userId, timeCreated: nowS, expiresAt }).run();
     this.db.delete(tokens).where(lt(tokens.expiresAt, nowS - 86_400)).run();
   }
 
   revokeToken(jti: string, nowS: number): void {
+    this.tokenChanges.bump();
     this.db.update(tokens).set({ revokedAt: nowS }).where(and(eq(tokens.jti, jti), isNull(tokens.revokedAt))).run();
   }
 
   /** Revokes every live token of a user; returns how many. */
   revokeUserTokens(userId: string, nowS: number): number {
+    this.tokenChanges.bump();
     return this.db
       .update(tokens)
       .set({ revokedAt: nowS })

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, getTableName, sql, type SQL } from 'drizzle-orm';
 import { SqliteError } from 'better-sqlite3';
 import { UniqueViolation } from '../errors.js';
+import { tableChanges, type ChangeCounter } from './change-counter.js';
 import type { Db } from './client.js';
 import { fieldExpression, parseFilter, parseSort, tableName, type ModelFields } from './list-query.js';
 import type { VersionedTable } from './schema/versioned.js';
@@ -15,6 +16,21 @@ export interface Stored<D> {
   readonly initiator_id: string | null;
   readonly data: D;
 }
+
+/**
+ * One stored version with its `data` as stored: the JSON text, in UTF-8, unparsed; `pk` is
+ * the row's key (a row's data is never rewritten, so `pk` names its content for good).
+ */
+export interface StoredText extends Omit<Stored<unknown>, 'data'> {
+  readonly pk: number;
+  readonly data: Buffer;
+}
+
+/**
+ * An item of a list page to write as stored: the row, when its data JSON is exactly what the
+ * API serves, or else the parsed model, to serialize.
+ */
+export type ListItem<D> = { readonly row: StoredText; readonly model?: undefined } | { readonly row?: undefined; readonly model: Stored<D> };
 
 /** What a list asks for: a page, or everything, with a filter and an order. */
 export interface ListRequest {
@@ -45,7 +61,9 @@ interface Row {
   data: string;
 }
 
-const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
+const COLUMN_LIST = 'id, version, time_updated, time_deleted, initiator_id, data';
+const COLUMNS = sql.raw(COLUMN_LIST);
+const TEXT_COLUMNS = sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data');
 
 /**
  * Storage of one kind of versioned model (api-v1 §5): every version is a row, a change
@@ -57,28 +75,40 @@ export class VersionedRepository<D> {
   private readonly byVersion;
   private readonly unmarkLatest;
 
+  /** Bumped by every write to the table, by this repository or another on the same table. */
+  private readonly changes: ChangeCounter;
+  /** The latest versions read, by id, when enabled (`options.cacheLatest`). */
+  private readonly latest: Map<string, Stored<D>> | null;
+  /** The value of `changes` the entries of `latest` were read at. */
+  private latestAt = -1;
+  private readonly latestMax: number;
+
+  /**
+   * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
+   * memory, for tables written seldom and read on many requests (users, roles): any write to
+   * the table empties it (see `ChangeCounter`), and nothing read inside a transaction is
+   * kept (it may be rolled back). Models handed out from it are frozen.
+   */
   constructor(
     private readonly db: Db,
     private readonly table: VersionedTable,
     readonly fields: ModelFields,
+    options: { cacheLatest?: number } = {},
   ) {
+    this.changes = tableChanges(db, getTableName(table));
+    this.latestMax = options.cacheLatest ?? 0;
+    this.latest = this.latestMax > 0 ? new Map() : null;
     const t = table;
     // `is_latest = 1` as a literal, not a bound parameter (Drizzle binds `eq(col, true)`):
     // whether the partial index `<table>_latest` (WHERE is_latest = 1) applies then depends
     // on the bound value, so SQLite recompiles the statement each time it is run with new
     // bindings, which tripled the cost of this lookup (the model read of every
-    // `GET /v1/<model>/{id}/` and the check of every change).
+    // `GET /v1/<model>/{id}/` and the check of every change). The reads are plain
+    // better-sqlite3 statements: Drizzle's row mapping cost as much as the query.
     const isLatest = sql`${t.isLatest} = 1`;
-    this.latestById = db
-      .select()
-      .from(t)
-      .where(and(eq(t.id, sql.placeholder('id')), isLatest))
-      .prepare();
-    this.byVersion = db
-      .select()
-      .from(t)
-      .where(and(eq(t.id, sql.placeholder('id')), eq(t.version, sql.placeholder('version'))))
-      .prepare();
+    const name = getTableName(t).replace(/"/g, '""');
+    this.latestById = db.$client.prepare<[string], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND is_latest = 1`);
+    this.byVersion = db.$client.prepare<[string, number], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND version = ?`);
     this.unmarkLatest = db
       .update(t)
       .set({ isLatest: false })
@@ -88,14 +118,34 @@ export class VersionedRepository<D> {
 
   /** The latest version of a model, deleted or not. */
   get(id: string): Stored<D> | undefined {
-    const row = this.latestById.get({ id });
-    return row && this.fromDrizzle(row);
+    const cache = this.latest;
+    if (!cache) {
+      const row = this.latestById.get(id);
+      return row && this.fromRow(row);
+    }
+    if (this.latestAt !== this.changes.value) {
+      cache.clear();
+      this.latestAt = this.changes.value;
+    }
+    const cached = cache.get(id);
+    if (cached) return cached;
+    const row = this.latestById.get(id);
+    if (!row) return undefined;
+    const model = this.fromRow(row);
+    if (this.db.$client.inTransaction) return model;
+    if (cache.size >= this.latestMax) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    Object.freeze(model.data);
+    cache.set(id, Object.freeze(model));
+    return model;
   }
 
   /** One version of a model. */
   getVersion(id: string, version: number): Stored<D> | undefined {
-    const row = this.byVersion.get({ id, version });
-    return row && this.fromDrizzle(row);
+    const row = this.byVersion.get(id, version);
+    return row && this.fromRow(row);
   }
 
   /** Every version of a model, newest first, deleted versions included. */
@@ -112,6 +162,16 @@ export class VersionedRepository<D> {
    * unless the filter names `time_deleted`, which then replaces that condition.
    */
   list(request: ListRequest, extra?: SQL): Page<Stored<D>> {
+    const page = this.listRows<Row>(COLUMNS, request, extra);
+    return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
+  }
+
+  /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
+  listText(request: ListRequest, extra?: SQL): Page<StoredText> {
+    return this.listRows<StoredText>(TEXT_COLUMNS, request, extra);
+  }
+
+  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Page<R> {
     const filter = parseFilter(this.fields, request.filter);
     const order = parseSort(this.fields, request.sortBy);
     const conditions: SQL[] = [sql`is_latest = 1`];
@@ -122,8 +182,8 @@ export class VersionedRepository<D> {
     const name = tableName(this.table);
     const count = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${name} WHERE ${where}`);
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const rows = this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${name} WHERE ${where} ORDER BY ${order}${limit}`);
-    return { items: rows.map((r) => this.fromRow(r)), total: count.n };
+    const rows = this.db.all<R>(sql`SELECT ${columns} FROM ${name} WHERE ${where} ORDER BY ${order}${limit}`);
+    return { items: rows, total: count.n };
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
@@ -190,6 +250,7 @@ export class VersionedRepository<D> {
       initiator_id: initiatorId,
       data: change.data ?? latest.data,
     };
+    this.changes.bump();
     this.unmarkLatest.run({ id: latest.id });
     this.insert(next);
     return next;
@@ -201,6 +262,7 @@ export class VersionedRepository<D> {
   }
 
   private insert(model: Stored<D>): void {
+    this.changes.bump();
     try {
       this.db
         .insert(this.table)

@@ -1,10 +1,12 @@
 import fastifySwagger from '@fastify/swagger';
-import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods } from 'fastify';
 import { invalidJson } from '../errors.js';
+import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
 import type { AppServices } from './context.js';
 import { errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
+import { validatorCompiler } from './validator.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
@@ -31,6 +33,8 @@ export interface AppDeps {
 export async function buildApp({ services, logger }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
+    logController: new AccessLog(),
+    childLoggerFactory: sameLogger,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     bodyLimit: services.config.http.bodyLimitBytes,
     trustProxy: services.config.http.trustProxy,
@@ -39,7 +43,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
       void errorHandler(err, request, reply);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
@@ -57,11 +61,11 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     }
   });
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
     reply.header('cache-control', 'private, no-store, no-cache');
-    return payload;
+    done(null, payload);
   });
 
   const routes = new Map<string, Set<string>>();

@@ -1,32 +1,67 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, tooManyRequests } from '../errors.js';
+import type { Principal } from '../services/principal.js';
 import type { AppServices } from './context.js';
 
 /**
  * Authenticates every route that asks for it, then checks the route's api permissions
  * against the caller's role as stored now: 401 (who are you) before 403 (you may not),
  * both before the body is even parsed.
+ *
+ * A callback hook, not an async one: a principal the auth service has cached (the common
+ * case: a client calling again with its token) is decided synchronously, without a promise.
  */
 export function registerAuthHook(app: FastifyInstance, services: AppServices): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('discovery', false);
-  app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config;
-    if (config.auth === 'discovery-or-token') {
-      const nowMs = services.clock.nowMs();
-      const waitMs = services.registrations.retryAfterMs(request.ip, nowMs);
-      if (waitMs > 0) throw tooManyRequests('Too many server registrations from this address; retry later.', waitMs / 1000);
-      services.registrations.hit(request.ip, nowMs);
-    }
-    if (config.auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
-      request.discovery = true;
-      return;
-    }
-    if (config.auth !== 'token' && config.auth !== 'discovery-or-token') return;
-    const principal = await services.auth.authenticate(request.headers.authorization);
+
+  const admit = (request: FastifyRequest, reply: FastifyReply, principal: Principal): void => {
     request.principal = principal;
     void reply.header('x-token-expires', String(principal.expiresAt));
-    const missing = (config.permissions ?? []).filter((p) => !principal.api.has(p));
+    const permissions = request.routeOptions.config.permissions;
+    if (!permissions) return;
+    const missing = permissions.filter((p) => !principal.api.has(p));
     if (missing.length) throw forbidden(`This call needs the api permission${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const auth = request.routeOptions.config.auth;
+    if (auth !== 'token' && auth !== 'discovery-or-token') {
+      done();
+      return;
+    }
+    try {
+      if (auth === 'discovery-or-token') {
+        const nowMs = services.clock.nowMs();
+        const waitMs = services.registrations.retryAfterMs(request.ip, nowMs);
+        if (waitMs > 0) throw tooManyRequests('Too many server registrations from this address; retry later.', waitMs / 1000);
+        services.registrations.hit(request.ip, nowMs);
+        if (services.discoveryTokens.matches(request.headers.authorization)) {
+          request.discovery = true;
+          done();
+          return;
+        }
+      }
+      const cached = services.auth.cached(request.headers.authorization);
+      if (cached) {
+        admit(request, reply, cached);
+        done();
+        return;
+      }
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    services.auth.authenticate(request.headers.authorization).then(
+      (principal) => {
+        try {
+          admit(request, reply, principal);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+      (err: unknown) => done(err as Error),
+    );
   });
 }

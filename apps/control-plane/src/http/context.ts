@@ -63,6 +63,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
     permissions?: readonly ApiPermission[];
+    /** False on routes with a secret in the path: the access log shows the route pattern. */
+    logUrl?: boolean;
   }
 }
 

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
+import { requestFields } from './access-log.js';
 
 /** The name of a status in the error body: `Not Found` → `NotFound`. */
 function statusName(status: number): string {
@@ -50,7 +51,7 @@ export function errorHandler(err: FastifyError | ApiError, request: FastifyReque
   }
   const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
   if (status >= 400 && status < 500) return send(reply, status, statusName(status), err.message);
-  request.log.error({ err, method: request.method, url: request.url }, 'request failed');
+  request.log.error({ reqId: request.id, err, ...requestFields(request) }, 'request failed');
   return send(reply, 500, 'InternalServerError', 'Internal server error: the details are in the service log.');
 }
 

@@ -10,8 +10,32 @@ import type { Throttle } from './throttle.js';
 import type { TokenSigner } from './token-signer.js';
 import type { UserService } from './user.service.js';
 
-/** Login, logout and the authentication of each request (api-v1 §3). */
+/** How many authenticated principals `AuthService` remembers. */
+const PRINCIPAL_CACHE_SIZE = 10_000;
+
+/** A principal remembered for an `Authorization` header, until `expiresAt` (unix seconds). */
+interface CachedPrincipal {
+  readonly principal: Principal;
+  readonly expiresAt: number;
+}
+
+/**
+ * Login, logout and the authentication of each request (api-v1 §3).
+ *
+ * The principal of a header (its session, user and role permissions) is remembered, so that
+ * a client calling again with the same token costs no signature check, query nor parse. The
+ * cache is exact: it holds while `AuthRepository.sessionsVersion` stays, which every write
+ * to the users, roles and tokens tables changes (login, logout, revocation, password reset,
+ * user or role change or deletion), and a change empties it before its next use; the
+ * control plane is the only writer of its database. So a role change applies to the next
+ * request, a revoked token is refused at once, and the expiry of the token is checked on
+ * every request, cached or not. Cached principals are shared by requests: they are frozen.
+ */
 export class AuthService {
+  private readonly principals = new Map<string, CachedPrincipal>();
+  /** The `sessionsVersion` the cached principals were read at. */
+  private principalsAt = -1;
+
   constructor(
     private readonly repo: AuthRepository,
     private readonly users: UserService,
@@ -60,17 +84,58 @@ export class AuthService {
    * expiry, revocation, and the user and role as stored now. Throws 401 otherwise.
    */
   async authenticate(header: string | undefined): Promise<Principal> {
+    return this.cached(header) ?? this.lookup(header);
+  }
+
+  /**
+   * The principal of a header authenticated before, if nothing it derives from changed since
+   * and its token has not expired; else undefined (then `authenticate` decides).
+   */
+  cached(header: string | undefined): Principal | undefined {
+    if (header === undefined || this.principals.size === 0) return undefined;
+    if (this.principalsAt !== this.repo.sessionsVersion()) {
+      this.principals.clear();
+      return undefined;
+    }
+    const entry = this.principals.get(header);
+    if (!entry) return undefined;
+    if (entry.expiresAt > nowS(this.clock)) return entry.principal;
+    this.principals.delete(header);
+    return undefined;
+  }
+
+  private async lookup(header: string | undefined): Promise<Principal> {
     if (!header) throw unauthorized('This call needs a token: log in with POST /v1/auth/.');
     const token = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
-    const now = nowS(this.clock);
-    const claims = token.length < 4096 ? await this.signer.verify(token, now) : null;
+    const claims = token.length < 4096 ? await this.signer.verify(token, nowS(this.clock)) : null;
     if (!claims) throw unauthorized('The token is invalid or expired.');
-    const row = this.repo.session(claims.jti, now);
+    // From here to the caching, synchronous: no write can fall between the read and the
+    // recording of the `sessionsVersion` it was read at.
+    const now = nowS(this.clock);
+    const row = claims.expiresAt > now ? this.repo.session(claims.jti, now) : undefined;
     if (!row || row.userDeleted !== 0 || row.userId !== claims.userId) throw unauthorized('The token is revoked or expired.');
     const user = JSON.parse(row.userRow) as Stored<UserData>;
+    Object.freeze(user.data);
+    Object.freeze(user);
     const role = row.roleData ? (JSON.parse(row.roleData) as RoleData) : undefined;
     const sets = permissionSets(role?.permissions);
-    return { user, api: sets.api, playbook: sets.playbook, jti: claims.jti, expiresAt: claims.expiresAt };
+    const principal: Principal = Object.freeze({ user, api: sets.api, playbook: sets.playbook, jti: claims.jti, expiresAt: claims.expiresAt });
+    this.remember(header, { principal, expiresAt: Math.min(claims.expiresAt, row.expiresAt) });
+    return principal;
+  }
+
+  private remember(header: string, entry: CachedPrincipal): void {
+    if (this.repo.inTransaction()) return;
+    const version = this.repo.sessionsVersion();
+    if (this.principalsAt !== version) {
+      this.principals.clear();
+      this.principalsAt = version;
+    }
+    if (this.principals.size >= PRINCIPAL_CACHE_SIZE) {
+      const oldest = this.principals.keys().next();
+      if (!oldest.done) this.principals.delete(oldest.value);
+    }
+    this.principals.set(header, entry);
   }
 
   /** Revokes the caller's token. */

@@ -116,7 +116,7 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
         }
       };
       pump().catch((err: unknown) => {
-        request.log.error({ err, executionId: id }, 'log follow failed');
+        request.log.error({ reqId: request.id, err, executionId: id }, 'log follow failed');
         stream.destroy();
       });
       return reply.send(stream);

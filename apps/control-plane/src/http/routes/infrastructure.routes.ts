@@ -31,6 +31,7 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
     model: 'server',
     schema: ServerSchema,
     service: services.servers,
+    listItems: (request) => services.servers.listForResponse(request),
     updateBody: ServerUpdateSchema,
     permissions: { view: 'view_server', versions: 'view_server_versions', edit: 'edit_server', delete: 'delete_server' },
   });

@@ -24,7 +24,7 @@ export const passwordResetRoutes: FastifyPluginAsyncTypebox<{ services: AppServi
   );
   app.get(
     '/v1/password_reset/:token',
-    { config: { auth: 'none' }, schema: { tags: ['password reset'], summary: 'Check a reset token', params: ResetTokenParamsSchema, response } },
+    { config: { auth: 'none', logUrl: false }, schema: { tags: ['password reset'], summary: 'Check a reset token', params: ResetTokenParamsSchema, response } },
     (request) => {
       services.passwordReset.check(request.params.token);
       return { message: PASSWORD_RESET_REQUESTED };
@@ -33,7 +33,7 @@ export const passwordResetRoutes: FastifyPluginAsyncTypebox<{ services: AppServi
   app.post(
     '/v1/password_reset/:token',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', logUrl: false },
       schema: { tags: ['password reset'], summary: 'Set a new password', params: ResetTokenParamsSchema, body: PasswordResetSchema, response },
     },
     async (request) => {

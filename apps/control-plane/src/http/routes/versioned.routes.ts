@@ -8,13 +8,14 @@ import {
   type ListQuery,
   type ModelName,
 } from '@carapace/models';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../../config.js';
-import type { ListRequest, Page, Stored } from '../../db/versioned.repository.js';
+import type { ListItem, ListRequest, Page, Stored } from '../../db/versioned.repository.js';
 import { badRequest } from '../../errors.js';
 import type { Principal } from '../../services/principal.js';
 import { principalOf } from '../context.js';
+import { listJson } from '../list-json.js';
 
 /** What the generic routes need of a model's service. */
 export interface VersionedRoutesService<D> {
@@ -34,6 +35,11 @@ export interface VersionedRoutesOptions<D> {
   readonly service: VersionedRoutesService<D>;
   readonly createBody?: TSchema;
   readonly updateBody?: TSchema;
+  /**
+   * When set, the list is written from the rows as stored (`listJson`): the service hands
+   * out rows whose data JSON it has proven exactly what the API serves, or parsed models.
+   */
+  readonly listItems?: (request: ListRequest) => Page<ListItem<D>>;
   readonly permissions: {
     readonly view: ApiPermission;
     readonly versions: ApiPermission;
@@ -78,7 +84,7 @@ export function pageBody<T, U>(request: ListRequest, page: Page<T>, map: (item: 
  * has them, each with its schemas and permissions (api-v1 §7).
  */
 export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config, options: VersionedRoutesOptions<D>): void {
-  const { model, service, permissions: perm } = options;
+  const { model, service, listItems, permissions: perm } = options;
   const base = `/v1/${model}`;
   const tags = [model];
   const one = { 200: options.schema, '4xx': ErrorSchema };
@@ -92,9 +98,11 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
       config: { auth: 'token', permissions: [perm.view] },
       schema: { tags, summary: `List ${model} models`, querystring: ListQuerySchema, response: many },
     },
-    (request: FastifyRequest<{ Querystring: ListQuery }>) => {
+    (request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
-      return pageBody(list, service.list(list), toModel);
+      if (!listItems) return pageBody(list, service.list(list), toModel);
+      void reply.type('application/json');
+      return listJson(list, listItems(list), model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>));
     },
   );
   app.get(
