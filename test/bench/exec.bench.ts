@@ -6,7 +6,11 @@
 //   - through the API: POST /v1/execution/ until the execution is finished (the log
 //     follower's stream ends with it), and
 //   - by hand: ansible-playbook with the same playbook, inventory and SSH settings
-//     (ControlPersist, pipelining; the runner's own callback plugin left out).
+//     (ControlPersist, pipelining; the runner's own callback plugin left out). As with
+//     Ansible's defaults, its SSH master connections persist 60 s, so each round by hand
+//     reuses the previous round's connections, whereas every execution through Carapace
+//     opens its own (its ssh2 pre-flight, then Ansible's masters, closed at the end): the
+//     ratio includes that cost.
 // Prints the wall-time ratio (target ≤ 1.10) and the time from POST /v1/execution/ to the
 // execution's `started` state (target p50 < 100 ms), measured on every API round plus on
 // extra executions whose start alone is timed.
