@@ -162,7 +162,7 @@ describe('gatherFacts against a real sshd, as root on this machine', () => {
     const ms = performance.now() - start;
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(`127.0.0.1:${silent.port}: timed out after 500 ms`);
-    expect(ms).toBeLessThan(500 + 500);
+    expect(ms).toBeLessThan(500 + 1500); // bounded by the timeout, with room for a loaded machine
   });
 });
 
@@ -197,7 +197,7 @@ describe('openSession against a real sshd', () => {
       const error = await rejection(session.exec('sleep 5', { timeoutMs: 300, what: 'the sleep' }));
       expect(error.kind).toBe('timeout');
       expect(error.message).toBe(`127.0.0.1:${sshd.port}: the sleep timed out after 300 ms`);
-      expect(performance.now() - start).toBeLessThan(300 + 500);
+      expect(performance.now() - start).toBeLessThan(300 + 1500); // not the 5 s of the sleep
     } finally {
       await session.close();
     }

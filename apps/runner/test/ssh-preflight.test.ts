@@ -187,7 +187,7 @@ describe('preflight against a real sshd', () => {
     expect(value).toEqual([{ address: '127.0.0.1', ok: false, hostKey: null, reason: `127.0.0.1:${silent.port}: timed out after 700 ms`, kind: 'timeout' }]);
     expect(silent.connections()).toBe(before + 1);
     expect(ms).toBeGreaterThanOrEqual(650);
-    expect(ms).toBeLessThan(700 + 500);
+    expect(ms).toBeLessThan(700 + 1500); // bounded by the timeout, with room for a loaded machine
   });
 
   it('checks several targets in parallel: the total time is the slowest one, not the sum', async () => {
@@ -219,7 +219,7 @@ describe('preflight against a real sshd', () => {
       expect(value[5]?.reason).toBe(`127.0.0.3:${others[1].port}: timed out after 2000 ms`);
       // Three targets time out: one after the other, that would take 6 s.
       expect(ms).toBeGreaterThanOrEqual(timeoutMs - 50);
-      expect(ms).toBeLessThan(timeoutMs * 1.75);
+      expect(ms).toBeLessThan(timeoutMs * 2.5); // one after the other: 3 × timeoutMs
     } finally {
       await Promise.all(others.map((s) => s.stop()));
     }
