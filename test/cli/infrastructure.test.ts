@@ -55,7 +55,7 @@ describe('carapace: clusters, servers, playbooks, playbook configurations', () =
     expect(table.stdout).toMatch(/node42\s+node42\.lab\.example\.com\s+10\.0\.0\.44\s+ansible\s+operational/);
     const lines = compact.stdout.trim().split('\n');
     expect(lines[0]).toBe('"machine_id","version","fqdn","username","default_ip","interface=mac=ipv4=ipv6","..."');
-    expect(lines).toContain(`"${ids.factsServer}","2","node42.lab.example.com","ansible","10.0.0.44","eth0=52:54:00:00:00:01=10.0.0.44=fe80::5054:ff:fe00:1","eth1=52:54:00:00:00:02="`);
+    expect(lines).toContain(`"${ids.factsServer}","2","node42.lab.example.com","ansible","10.0.0.44","eth0=52:54:00:12:34:56=10.0.0.44=fe80::5054:ff:fe12:3456","eth1=52:54:00:12:34:57=192.168.0.44"`);
     expect(lines).toContain(`"${ids.server}","1","10.20.0.5","ansible","10.20.0.5"`);
     expect(compactOne.stdout.trim().split('\n')).toHaveLength(2);
 

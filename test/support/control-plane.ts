@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerFacts } from '@carapace/models';
 import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Container } from '@carapace/control-plane';
+import { makeFacts } from '../../apps/control-plane/test/fixtures.js';
 import { MailSink } from './mail-sink.js';
 
 /** The password of `root` in every test control plane. */
@@ -90,61 +90,5 @@ export class TestControlPlane {
   }
 }
 
-/** Facts of a small Debian host as a runner gathers them. */
-export function makeFacts(hostname: string, ip: string): ServerFacts {
-  return {
-    hostname,
-    fqdn: `${hostname}.lab.example.com`,
-    os: { id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)', kernel: '6.1.0-18-amd64' },
-    cpu: { count: 4, model: 'QEMU Virtual CPU' },
-    memory: { total_bytes: 8 * 1024 ** 3 },
-    interfaces: [
-      { name: 'lo', mac: null, mtu: 65536, addresses: [{ family: 'inet', address: '127.0.0.1', prefix: 8 }], default_route: false },
-      {
-        name: 'eth0',
-        mac: '52:54:00:00:00:01',
-        mtu: 1500,
-        addresses: [
-          { family: 'inet', address: ip, prefix: 24 },
-          { family: 'inet6', address: 'fe80::5054:ff:fe00:1', prefix: 64 },
-        ],
-        default_route: true,
-      },
-      { name: 'eth1', mac: '52:54:00:00:00:02', mtu: 9000, addresses: [], default_route: false },
-    ],
-    default_ipv4: ip,
-    disks: [
-      {
-        name: 'vda',
-        path: '/dev/vda',
-        size_bytes: 20 * 1024 ** 3,
-        rotational: false,
-        type: 'disk',
-        model: null,
-        serial: null,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [{ name: 'vda1', path: '/dev/vda1', size_bytes: 20 * 1024 ** 3, fstype: 'ext4', mountpoint: '/', holders: [] }],
-      },
-      {
-        name: 'vdb',
-        path: '/dev/vdb',
-        size_bytes: 100 * 1024 ** 3,
-        rotational: true,
-        type: 'disk',
-        model: 'QEMU HARDDISK',
-        serial: `data-${hostname}`,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [],
-      },
-    ],
-    gathered_at: 1_795_000_000,
-  };
-}
+/** Facts of a Debian host as a runner gathers them (the control plane's test fixture). */
+export { makeFacts };

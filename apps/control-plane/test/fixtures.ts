@@ -14,7 +14,16 @@ export function makeFacts(hostname: string, ip: string, options: { dataDisks?: n
     memory: { total_bytes: 64 * GiB },
     interfaces: [
       { name: 'lo', mac: null, mtu: 65536, addresses: [{ family: 'inet', address: '127.0.0.1', prefix: 8 }], default_route: false },
-      { name: 'eth0', mac: '52:54:00:12:34:56', mtu: 1500, addresses: [{ family: 'inet', address: ip, prefix: 24 }], default_route: true },
+      {
+        name: 'eth0',
+        mac: '52:54:00:12:34:56',
+        mtu: 1500,
+        addresses: [
+          { family: 'inet', address: ip, prefix: 24 },
+          { family: 'inet6', address: 'fe80::5054:ff:fe12:3456', prefix: 64 },
+        ],
+        default_route: true,
+      },
       { name: 'eth1', mac: '52:54:00:12:34:57', mtu: 9000, addresses: [{ family: 'inet', address: ip.replace(/^\d+\.\d+/, '192.168'), prefix: 24 }], default_route: false },
     ],
     default_ipv4: ip,

@@ -1,10 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import type { FastifyInstance } from 'fastify';
+import { MailSink, type ReceivedMail } from '../../../test/support/mail-sink.js';
 import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Config, type Container, type Db } from '../src/index.js';
 
 /** A clock tests can move forward. */
@@ -18,60 +16,7 @@ export class TestClock implements Clock {
   }
 }
 
-/** A mail received by the in-process SMTP server. */
-export interface ReceivedMail {
-  readonly to: string;
-  readonly subject: string;
-  readonly text: string;
-}
-
-/** A real SMTP server on 127.0.0.1, port 0, keeping what it receives. */
-export class MailSink {
-  readonly mails: ReceivedMail[] = [];
-  private waiters: (() => void)[] = [];
-  private readonly server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData: (stream, _session, callback) => {
-      simpleParser(stream)
-        .then((mail) => {
-          const to = Array.isArray(mail.to) ? mail.to.map((a) => a.text).join(', ') : (mail.to?.text ?? '');
-          this.mails.push({ to, subject: mail.subject ?? '', text: mail.text ?? '' });
-          for (const w of this.waiters.splice(0)) w();
-          callback();
-        })
-        .catch((err: Error) => callback(err));
-    },
-  });
-
-  async start(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.server.address() as AddressInfo).port;
-  }
-
-  /** Waits for a mail to `to` whose subject contains `subject`; returns it. */
-  async waitFor(to: string, subject: string, timeoutMs = 10_000): Promise<ReceivedMail> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.mails.find((m) => m.to.includes(to) && m.subject.includes(subject));
-      if (found) return found;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no mail to ${to} about "${subject}" within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
+export { MailSink, type ReceivedMail };
 
 /** The answer of an injected request. */
 export interface Answer {

@@ -274,7 +274,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const server = await bed.server(okId);
     expect(server.data).toMatchObject({
       name: 'ceph-node-7',
-      fqdn: 'ceph-node-7.dc1.example.com',
+      fqdn: 'ceph-node-7.lab.example.com',
       ip: '10.20.0.7',
       facts: hostFacts('10.20.0.7'),
       facts_error: null,

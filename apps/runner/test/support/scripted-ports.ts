@@ -1,4 +1,5 @@
 import type { ServerFacts } from '@carapace/models';
+import { makeFacts } from '../../../control-plane/test/fixtures.js';
 import type { AgentPorts, PreflightTarget, RunOutcome, RunRequest, RunStep } from '../../src/agent.js';
 
 type Sink = Parameters<AgentPorts['startRun']>[1];
@@ -71,66 +72,9 @@ function hostvarsOf(request: RunRequest): Record<string, unknown> {
 
 export const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGathered0123456789abcdefghijklmnopqrstu';
 
-const GiB = 1024 ** 3;
-
-/** Realistic facts of a Debian 12 host with one system disk and one data disk. */
+/** Realistic facts of a Debian 12 host (the control plane's test fixture), named after its address. */
 export function hostFacts(address: string): ServerFacts {
-  const n = address.split('.').at(-1) ?? '0';
-  const hostname = `ceph-node-${n}`;
-  return {
-    hostname,
-    fqdn: `${hostname}.dc1.example.com`,
-    os: { id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)', kernel: '6.1.0-21-amd64' },
-    cpu: { count: 16, model: 'AMD EPYC 7302P 16-Core Processor' },
-    memory: { total_bytes: 128 * GiB },
-    interfaces: [
-      { name: 'lo', mac: null, mtu: 65536, addresses: [{ family: 'inet', address: '127.0.0.1', prefix: 8 }], default_route: false },
-      {
-        name: 'enp1s0',
-        mac: '3c:ec:ef:10:20:30',
-        mtu: 1500,
-        addresses: [
-          { family: 'inet', address, prefix: 24 },
-          { family: 'inet6', address: 'fe80::3eec:efff:fe10:2030', prefix: 64 },
-        ],
-        default_route: true,
-      },
-    ],
-    default_ipv4: address,
-    disks: [
-      {
-        name: 'nvme0n1',
-        path: '/dev/nvme0n1',
-        size_bytes: 480 * GiB,
-        rotational: false,
-        type: 'disk',
-        model: 'SAMSUNG MZ1L2480HCHQ',
-        serial: `S6${n}SYS`,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [{ name: 'nvme0n1p1', path: '/dev/nvme0n1p1', size_bytes: 480 * GiB, fstype: 'ext4', mountpoint: '/', holders: [] }],
-      },
-      {
-        name: 'sda',
-        path: '/dev/sda',
-        size_bytes: 8000 * GiB,
-        rotational: true,
-        type: 'disk',
-        model: 'ST8000NM017B',
-        serial: `ZA${n}DATA`,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [],
-      },
-    ],
-    gathered_at: 1_795_000_000,
-  };
+  return makeFacts(`ceph-node-${address.split('.').at(-1) ?? '0'}`, address);
 }
 
 /**
