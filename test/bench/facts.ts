@@ -1,4 +1,5 @@
 import type { Disk, NetworkInterface, Partition, ServerFacts } from '@carapace/models';
+import { disk as fixtureDisk } from '../../libs/playbooks/test/fixtures/facts.js';
 
 /** A deterministic pseudo-random sequence (mulberry32), so that every run seeds the same data. */
 export function random(seed: number): () => number {
@@ -63,20 +64,9 @@ function partition(disk: string, n: number, size: number, fstype: string | null,
   return { name, path: `/dev/${name}`, size_bytes: size, fstype, mountpoint, holders };
 }
 
-function disk(fields: Partial<Disk> & Pick<Disk, 'name' | 'size_bytes' | 'rotational'>): Disk {
-  return {
-    path: `/dev/${fields.name}`,
-    type: 'disk',
-    model: null,
-    serial: null,
-    read_only: false,
-    removable: false,
-    fstype: null,
-    mountpoint: null,
-    holders: [],
-    partitions: [],
-    ...fields,
-  };
+/** A disk of the playbook tests' fixture, given its fields. */
+function disk({ name, size_bytes, ...extra }: Partial<Disk> & Pick<Disk, 'name' | 'size_bytes' | 'rotational'>): Disk {
+  return fixtureDisk(name, size_bytes, extra);
 }
 
 /**
