@@ -23,6 +23,8 @@ describe('password reset by e-mail', () => {
     const mail = h.mail.mails.slice(before).find((m) => m.to.includes(email) && m.subject.includes('password reset'));
     if (!mail) throw new Error('no reset mail');
     const token = /https:\/\/carapace\.example\.com\/reset\/([A-Za-z0-9_-]+)\//.exec(mail.text)?.[1];
+    // hex, so that no token starts with '-' (read as an option on a command line)
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
     expect(token).toBeDefined();
     expect(mail.text).toContain(`reset token: ${token}`);
     return token ?? '';

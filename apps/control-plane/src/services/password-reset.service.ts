@@ -38,7 +38,9 @@ export class PasswordResetService {
 
     const user = this.users.byLogin(login);
     if (!user) return;
-    const token = randomBytes(32).toString('base64url');
+    // hex: a token is pasted into URLs and onto command lines, where one starting with '-'
+    // (base64url) would read as an option
+    const token = randomBytes(32).toString('hex');
     const now = nowS(this.clock);
     this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
     const link = this.options.resetUrl.split('{reset_token}').join(token);
