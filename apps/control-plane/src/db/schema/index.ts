@@ -12,3 +12,4 @@ export { executionSteps, executionLogChunks } from './execution-events.js';
 export { serverLocks } from './server-locks.js';
 export { clusterFiles } from './cluster-files.js';
 export { runners } from './runners.js';
+export { mailOutbox } from './mail-outbox.js';
