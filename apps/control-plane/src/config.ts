@@ -63,7 +63,12 @@ export const ConfigSchema = Type.Object(
     resetUrl: Type.String({ minLength: 1 }),
     runner: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
     list: Type.Object(
-      { defaultPerPage: Type.Integer({ minimum: 1 }), maxPerPage: Type.Integer({ minimum: 1 }) },
+      {
+        defaultPerPage: Type.Integer({ minimum: 1 }),
+        maxPerPage: Type.Integer({ minimum: 1 }),
+        /** Wall-clock budget of one list query (a filter or sort past it answers 400). */
+        queryBudgetMs: Type.Integer({ minimum: 10 }),
+      },
       { additionalProperties: false },
     ),
     throttle: Type.Object(
@@ -95,7 +100,7 @@ export const DEFAULT_CONFIG: Config = {
   passwordResetTtlS: 3600,
   resetUrl: 'http://127.0.0.1:8080/password_reset/{reset_token}/',
   runner: 'embedded',
-  list: { defaultPerPage: 25, maxPerPage: 1000 },
+  list: { defaultPerPage: 25, maxPerPage: 1000, queryBudgetMs: 1000 },
   throttle: {
     windowS: 300,
     loginFailuresPerUser: 10,
@@ -138,6 +143,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RUNNER: 'runner',
   CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
   CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
+  CARAPACE_LIST_QUERY_BUDGET_MS: 'list.queryBudgetMs',
 };
 
 /** A configuration that cannot be used; the message says which key and why. */

@@ -56,37 +56,39 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   const clock = ports.clock ?? systemClock;
   const mailer = ports.mailer ?? new SmtpMailer(config.smtp, join(config.dataDir, 'mail'), logger.child({ component: 'mailer' }));
   const authRepo = new AuthRepository(db);
+  // A list query's time budget; a stored model's data at most what a PUT body can carry.
+  const limits = { queryBudgetMs: config.list.queryBudgetMs, maxDataBytes: config.http.bodyLimitBytes };
   // Users and roles change seldom and are read on many requests: their latest versions are
   // cached (exactly: any write to the table empties the cache).
   const userRepo = new VersionedRepository<UserData>(
     db,
     users,
     { data: ['login', 'email', 'full_name', 'role_id'], defaultSort: [['full_name', 1]] },
-    { cacheLatest: 10_000 },
+    { cacheLatest: 10_000, limits },
   );
   const roleRepo = new VersionedRepository<RoleData>(
     db,
     roles,
     { data: ['name', 'permissions'], defaultSort: [['name', 1]] },
-    { cacheLatest: 1_000 },
+    { cacheLatest: 1_000, limits },
   );
   const roleService = new RoleService('role', roleRepo, clock);
   const userService = new UserService(userRepo, clock, authRepo, roleService, mailer);
   roleService.attach(userService);
   const locks = new LockRepository(db);
-  const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] });
+  const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] }, { limits });
   const serverRepo = new VersionedRepository<ServerData>(db, servers, {
     data: ['name', 'fqdn', 'ip', 'username', 'state', 'cluster_id', 'facts', 'facts_error', 'ssh_host_key'],
     defaultSort: [['name', 1]],
-  });
+  }, { limits });
   const configurationRepo = new VersionedRepository<PlaybookConfigurationData>(db, playbookConfigurations, {
     data: ['name', 'playbook_id', 'cluster_id', 'server_ids', 'hints', 'configuration'],
     defaultSort: [['time_updated', -1]],
-  });
+  }, { limits });
   const executionRepo = new VersionedRepository<ExecutionData>(db, executions, {
     data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
     defaultSort: [['time_created', -1]],
-  });
+  }, { limits });
   const serverService = new ServerService(serverRepo, clock, locks);
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
   const executionEvents = new ExecutionEventsRepository(db);

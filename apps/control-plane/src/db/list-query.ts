@@ -16,38 +16,55 @@ export interface ModelFields {
   readonly columns?: Readonly<Record<string, string>>;
 }
 
-const ENVELOPE_COLUMNS = {
-  id: 'id',
-  version: 'version',
-  time_updated: 'time_updated',
-  time_deleted: 'time_deleted',
-  initiator_id: 'initiator_id',
-} as const;
+// Looked up as own entries only: `name in {...}` also finds `toString`, `constructor`,
+// `__proto__` and the rest of Object.prototype.
+const ENVELOPE_COLUMNS: ReadonlyMap<string, string> = new Map([
+  ['id', 'id'],
+  ['version', 'version'],
+  ['time_updated', 'time_updated'],
+  ['time_deleted', 'time_deleted'],
+  ['initiator_id', 'initiator_id'],
+]);
 const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'regexp'] as const;
 type Operator = (typeof OPERATORS)[number];
+const OPERATOR_SET: ReadonlySet<string> = new Set(OPERATORS);
 type Scalar = string | number | boolean | null;
 const MAX_CONDITIONS = 32;
 const MAX_IN_VALUES = 1000;
 const PATH_PART = /^[A-Za-z0-9_]{1,64}$/;
 
+/** How the expressions of `data` fields are written (see `fieldExpression`). */
+export interface ExpressionOptions {
+  /**
+   * Guard each `json_extract` with `json_valid`, so that a row whose data SQLite's JSON
+   * functions reject (nested deeper than SQLite's limit, stored before the write bounds)
+   * reads as null instead of failing the whole query. The guarded expressions do not match
+   * the expression indexes: lists use them only when the indexed form has failed.
+   */
+  readonly guarded?: boolean;
+}
+
 /**
  * The SQL expression of a field. Envelope fields are columns; data fields are the exact
- * `json_extract(data, '$.field')` expression the expression indexes are built on. The name
- * is checked against the model's fields first, so it is safe to embed.
+ * `json_extract(data, '$.field')` expression the expression indexes are built on (or its
+ * guarded form, `options.guarded`). The name is checked against the model's fields first,
+ * so it is safe to embed.
  */
-export function fieldExpression(fields: ModelFields, name: string): SQL {
+export function fieldExpression(fields: ModelFields, name: string, options: ExpressionOptions = {}): SQL {
   if (fields.columns) {
     const column = Object.hasOwn(fields.columns, name) ? fields.columns[name] : undefined;
     if (!column) throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${Object.keys(fields.columns).join(', ')}.`);
     return sql.raw(column);
   }
-  if (name in ENVELOPE_COLUMNS) return sql.raw(ENVELOPE_COLUMNS[name as keyof typeof ENVELOPE_COLUMNS]);
+  const envelope = ENVELOPE_COLUMNS.get(name);
+  if (envelope) return sql.raw(envelope);
   const parts = name.split('.');
   const top = parts[0] ?? '';
   if (!fields.data.includes(top) || parts.length > 8 || !parts.every((p) => PATH_PART.test(p))) {
-    throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${[...Object.keys(ENVELOPE_COLUMNS), ...fields.data].join(', ')}.`);
+    throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${[...ENVELOPE_COLUMNS.keys(), ...fields.data].join(', ')}.`);
   }
-  return sql.raw(`json_extract(data, '$.${parts.join('.')}')`);
+  const extract = `json_extract(data, '$.${parts.join('.')}')`;
+  return sql.raw(options.guarded ? `(CASE WHEN json_valid(data) THEN ${extract} END)` : extract);
 }
 
 function parseJsonParam(name: string, text: string | undefined): Record<string, unknown> {
@@ -120,16 +137,16 @@ export interface ParsedFilter {
 }
 
 /** Parses the `filter` query parameter (api-v1 §4) into SQL; a 400 on anything unknown. */
-export function parseFilter(fields: ModelFields, text: string | undefined): ParsedFilter {
+export function parseFilter(fields: ModelFields, text: string | undefined, options: ExpressionOptions = {}): ParsedFilter {
   const filter = parseJsonParam('filter', text);
   const parts: SQL[] = [];
   for (const [field, spec] of Object.entries(filter)) {
-    const expr = fieldExpression(fields, field);
+    const expr = fieldExpression(fields, field, options);
     if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
       const ops = Object.entries(spec as Record<string, unknown>);
       if (ops.length === 0) throw badRequest(`Filter on "${field}" names no operator.`);
       for (const [op, value] of ops) {
-        if (!(OPERATORS as readonly string[]).includes(op)) {
+        if (!OPERATOR_SET.has(op)) {
           throw badRequest(`Unknown filter operator "${op.slice(0, 32)}": operators are ${OPERATORS.join(', ')}.`);
         }
         parts.push(condition(expr, field, op as Operator, value));
@@ -145,15 +162,22 @@ export function parseFilter(fields: ModelFields, text: string | undefined): Pars
   };
 }
 
-/** Parses the `sort_by` query parameter into an ORDER BY list; the model's default when empty. */
-export function parseSort(fields: ModelFields, text: string | undefined): SQL {
+/**
+ * Parses the `sort_by` query parameter into an ORDER BY list; when empty, `defaultSort` (the
+ * model's default unless given).
+ */
+export function parseSort(
+  fields: ModelFields,
+  text: string | undefined,
+  options: ExpressionOptions & { readonly defaultSort?: ModelFields['defaultSort'] } = {},
+): SQL {
   const sort = parseJsonParam('sort_by', text);
   const entries = Object.entries(sort);
   if (entries.length > 8) throw badRequest('sort_by takes at most 8 fields.');
-  const order = entries.length ? entries : fields.defaultSort;
+  const order = entries.length ? entries : (options.defaultSort ?? fields.defaultSort);
   const parts = order.map(([field, dir]) => {
-    if (dir !== 1 && dir !== -1) throw badRequest(`sort_by of "${field}" must be 1 or -1.`);
-    const expr = fieldExpression(fields, field);
+    if (dir !== 1 && dir !== -1) throw badRequest(`sort_by of "${field.slice(0, 100)}" must be 1 or -1.`);
+    const expr = fieldExpression(fields, field, options);
     return dir === 1 ? sql`${expr} ASC` : sql`${expr} DESC`;
   });
   parts.push(sql`rowid ASC`);

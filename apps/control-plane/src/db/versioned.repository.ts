@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, getTableName, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableName, sql, type SQL } from 'drizzle-orm';
 import { SqliteError } from 'better-sqlite3';
-import { UniqueViolation } from '../errors.js';
+import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { tableChanges, type ChangeCounter } from './change-counter.js';
-import type { Db } from './client.js';
-import { fieldExpression, parseFilter, parseSort, tableName, type ModelFields } from './list-query.js';
+import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
+import { fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
 import type { VersionedTable } from './schema/versioned.js';
 
 /** One stored version of a model: the envelope without `model`, and its `data`. */
@@ -47,6 +47,39 @@ export interface Page<T> {
   readonly total: number;
 }
 
+/**
+ * Every match of a list, read in batches: the keys of the matching rows were taken in order
+ * when the cursor was made (rows are never rewritten, so a key names its content for good),
+ * and each `next()` reads the following rows, a bounded number of rows and bytes at a time;
+ * an empty batch is the end.
+ */
+export interface ListCursor<T> {
+  /** How many rows matched. */
+  readonly total: number;
+  next(): T[];
+}
+
+/** A cursor whose items are mapped by `fn`. */
+export function mapCursor<T, U>(cursor: ListCursor<T>, fn: (item: T) => U): ListCursor<U> {
+  return { total: cursor.total, next: () => cursor.next().map(fn) };
+}
+
+/** Bounds of a repository's lists and stored documents. */
+export interface RepositoryLimits {
+  /** Wall-clock budget of one list query, in milliseconds (`withQueryBudget`). */
+  readonly queryBudgetMs: number;
+  /** The largest `data` stored, as JSON in UTF-8 bytes. */
+  readonly maxDataBytes: number;
+}
+
+/** The limits when none are given: those of the default configuration. */
+export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBytes: 1_048_576 };
+/** The deepest nesting of a stored `data` (the `data` object itself is level 1). */
+export const MAX_DATA_DEPTH = 64;
+/** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
+const BATCH_ROWS = 256;
+const BATCH_BYTES = 1_048_576;
+
 /** The result of an update that checks the envelope the caller last read. */
 export type UpdateResult<D> =
   | { readonly ok: true; readonly model: Stored<D> }
@@ -63,7 +96,23 @@ interface Row {
 
 const COLUMN_LIST = 'id, version, time_updated, time_deleted, initiator_id, data';
 const COLUMNS = sql.raw(COLUMN_LIST);
-const TEXT_COLUMNS = sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data');
+const TEXT_COLUMN_LIST = 'pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data';
+const TEXT_COLUMNS = sql.raw(TEXT_COLUMN_LIST);
+
+/** True when `value` nests deeper than `levels` (objects and arrays; `value` itself is a level). */
+function nestsDeeper(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    if (nestsDeeper(child, levels - 1)) return true;
+  }
+  return false;
+}
+
+/** An error SQLite's JSON functions raise on a stored document they cannot read. */
+function isJsonError(e: unknown): boolean {
+  return e instanceof SqliteError && /JSON/.test(e.message);
+}
 
 /**
  * Storage of one kind of versioned model (api-v1 §5): every version is a row, a change
@@ -73,7 +122,10 @@ const TEXT_COLUMNS = sql.raw('pk, id, version, time_updated, time_deleted, initi
 export class VersionedRepository<D> {
   private readonly latestById;
   private readonly byVersion;
+  private readonly byPk;
+  private readonly insertRow;
   private readonly unmarkLatest;
+  private readonly limits: RepositoryLimits;
 
   /** Bumped by every write to the table, by this repository or another on the same table. */
   private readonly changes: ChangeCounter;
@@ -87,14 +139,16 @@ export class VersionedRepository<D> {
    * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
    * memory, for tables written seldom and read on many requests (users, roles): any write to
    * the table empties it (see `ChangeCounter`), and nothing read inside a transaction is
-   * kept (it may be rolled back). Models handed out from it are frozen.
+   * kept (it may be rolled back). Models handed out from it are frozen. `options.limits`
+   * bounds list queries and stored documents (`DEFAULT_LIMITS` when not given).
    */
   constructor(
     private readonly db: Db,
     private readonly table: VersionedTable,
     readonly fields: ModelFields,
-    options: { cacheLatest?: number } = {},
+    options: { cacheLatest?: number; limits?: RepositoryLimits } = {},
   ) {
+    this.limits = options.limits ?? DEFAULT_LIMITS;
     this.changes = tableChanges(db, getTableName(table));
     this.latestMax = options.cacheLatest ?? 0;
     this.latest = this.latestMax > 0 ? new Map() : null;
@@ -109,6 +163,10 @@ export class VersionedRepository<D> {
     const name = getTableName(t).replace(/"/g, '""');
     this.latestById = db.$client.prepare<[string], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND is_latest = 1`);
     this.byVersion = db.$client.prepare<[string, number], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND version = ?`);
+    this.byPk = db.$client.prepare<[number], StoredText>(`SELECT ${TEXT_COLUMN_LIST} FROM "${name}" WHERE pk = ?`);
+    this.insertRow = db.$client.prepare<[string, number, number, number, string | null, string]>(
+      `INSERT INTO "${name}" (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (?, ?, ?, ?, ?, 1, ?)`,
+    );
     this.unmarkLatest = db
       .update(t)
       .set({ isLatest: false })
@@ -148,13 +206,31 @@ export class VersionedRepository<D> {
     return row && this.fromRow(row);
   }
 
-  /** Every version of a model, newest first, deleted versions included. */
+  /**
+   * A page of the versions of a model, deleted versions included, filtered and sorted as the
+   * request says (api-v1 §4); newest first by default.
+   */
   listVersions(id: string, request: ListRequest): Page<Stored<D>> {
-    const t = this.table;
-    const total = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${tableName(t)} WHERE id = ${id}`).n;
-    let query = this.db.select().from(t).where(eq(t.id, id)).orderBy(desc(t.version)).$dynamic();
-    if (!request.all) query = query.limit(request.perPage).offset((request.page - 1) * request.perPage);
-    return { items: query.all().map((r) => this.fromDrizzle(r)), total };
+    const page = this.query((options) => {
+      const { where, order } = this.versionClauses(id, request, options);
+      return this.page<Row>(COLUMNS, where, order, request);
+    });
+    return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
+  }
+
+  /** How many versions a model has (0 when the id is unknown). */
+  countVersions(id: string): number {
+    return this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${tableName(this.table)} WHERE id = ${id}`).n;
+  }
+
+  /** As `listVersions`, every match, read in batches (`ListCursor`). */
+  cursorVersions(id: string, request: ListRequest): ListCursor<StoredText> {
+    return this.readKeys(
+      this.query((options) => {
+        const { where, order } = this.versionClauses(id, request, options);
+        return this.keys(where, order);
+      }),
+    );
   }
 
   /**
@@ -171,19 +247,100 @@ export class VersionedRepository<D> {
     return this.listRows<StoredText>(TEXT_COLUMNS, request, extra);
   }
 
+  /** As `listText`, every match, read in batches (`ListCursor`). */
+  cursor(request: ListRequest, extra?: SQL): ListCursor<StoredText> {
+    return this.readKeys(
+      this.query((options) => {
+        const { where, order } = this.listClauses(request, extra, options);
+        return this.keys(where, order);
+      }),
+    );
+  }
+
+  /** A cursor over the rows of `keys`, in their order. */
+  private readKeys(keys: readonly number[]): ListCursor<StoredText> {
+    let next = 0;
+    return {
+      total: keys.length,
+      next: () => {
+        const rows: StoredText[] = [];
+        let bytes = 0;
+        while (next < keys.length && rows.length < BATCH_ROWS && bytes < BATCH_BYTES) {
+          const row = this.byPk.get(keys[next++] as number);
+          if (!row) continue;
+          rows.push(row);
+          bytes += row.data.length;
+        }
+        return rows;
+      },
+    };
+  }
+
   private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Page<R> {
-    const filter = parseFilter(this.fields, request.filter);
-    const order = parseSort(this.fields, request.sortBy);
+    return this.query((options) => {
+      const { where, order } = this.listClauses(request, extra, options);
+      return this.page<R>(columns, where, order, request);
+    });
+  }
+
+  private listClauses(request: ListRequest, extra: SQL | undefined, options: ExpressionOptions): { where: SQL; order: SQL } {
+    const filter = parseFilter(this.fields, request.filter, options);
+    const order = parseSort(this.fields, request.sortBy, options);
     const conditions: SQL[] = [sql`is_latest = 1`];
     if (!filter.namesTimeDeleted) conditions.push(sql`time_deleted = 0`);
     if (filter.where) conditions.push(filter.where);
     if (extra) conditions.push(extra);
-    const where = sql.join(conditions, sql` AND `);
+    if (request.filter || request.sortBy) conditions.push(sql`budget_check(pk)`);
+    return { where: sql.join(conditions, sql` AND `), order };
+  }
+
+  private versionClauses(id: string, request: ListRequest, options: ExpressionOptions): { where: SQL; order: SQL } {
+    const filter = parseFilter(this.fields, request.filter, options);
+    const order = parseSort(this.fields, request.sortBy, { ...options, defaultSort: [['version', -1]] });
+    const conditions: SQL[] = [sql`id = ${id}`];
+    if (filter.where) conditions.push(filter.where, sql`budget_check(pk)`);
+    return { where: sql.join(conditions, sql` AND `), order };
+  }
+
+  private page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Page<R> {
     const name = tableName(this.table);
     const count = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${name} WHERE ${where}`);
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
     const rows = this.db.all<R>(sql`SELECT ${columns} FROM ${name} WHERE ${where} ORDER BY ${order}${limit}`);
     return { items: rows, total: count.n };
+  }
+
+  /** The keys of the matching rows, in order. */
+  private keys(where: SQL, order: SQL): number[] {
+    return this.db.values<[number]>(sql`SELECT pk FROM ${tableName(this.table)} WHERE ${where} ORDER BY ${order}`).map((r) => r[0]);
+  }
+
+  /**
+   * Runs the statements of a list under the query budget. SQLite's JSON functions fail the
+   * whole statement on one stored document they cannot read; then the list runs once more
+   * with guarded expressions (`ExpressionOptions.guarded`), which read such a document as
+   * null. The first, indexed try keeps lists fast in the normal case.
+   */
+  private query<T>(run: (options: ExpressionOptions) => T): T {
+    try {
+      return withQueryBudget(this.db, this.limits.queryBudgetMs, () => {
+        try {
+          return run({});
+        } catch (e) {
+          if (!isJsonError(e)) throw e;
+          return run({ guarded: true });
+        }
+      });
+    } catch (e) {
+      if (e instanceof QueryBudgetExceeded) {
+        throw new ApiError(
+          400,
+          'BadRequest',
+          `The list query took longer than its budget of ${e.budgetMs} ms and was stopped: narrow the filter (a regexp on a large field is slow) or sort on an indexed field.`,
+        );
+      }
+      throw e;
+    }
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
@@ -262,20 +419,21 @@ export class VersionedRepository<D> {
   }
 
   private insert(model: Stored<D>): void {
+    if (nestsDeeper(model.data, MAX_DATA_DEPTH)) {
+      throw invalidJson(`The data of a model may nest at most ${MAX_DATA_DEPTH} levels of objects and arrays.`);
+    }
+    const text = JSON.stringify(model.data);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.limits.maxDataBytes) {
+      throw new ApiError(
+        413,
+        'PayloadTooLarge',
+        `The data of a model is at most ${this.limits.maxDataBytes} bytes as JSON; this one is ${bytes} bytes.`,
+      );
+    }
     this.changes.bump();
     try {
-      this.db
-        .insert(this.table)
-        .values({
-          id: model.id,
-          version: model.version,
-          timeUpdated: model.time_updated,
-          timeDeleted: model.time_deleted,
-          initiatorId: model.initiator_id,
-          isLatest: true,
-          data: model.data as Record<string, unknown>,
-        })
-        .run();
+      this.insertRow.run(model.id, model.version, model.time_updated, model.time_deleted, model.initiator_id, text);
     } catch (e) {
       if (e instanceof SqliteError && e.code === 'SQLITE_CONSTRAINT_UNIQUE') {
         const field = /json_extract\(data, '\$\.(\w+)'\)|\.(\w+)$/.exec(e.message);
@@ -283,17 +441,6 @@ export class VersionedRepository<D> {
       }
       throw e;
     }
-  }
-
-  private fromDrizzle(r: VersionedTable['$inferSelect']): Stored<D> {
-    return {
-      id: r.id,
-      version: r.version,
-      time_updated: r.timeUpdated,
-      time_deleted: r.timeDeleted,
-      initiator_id: r.initiatorId,
-      data: r.data as D,
-    };
   }
 
   private fromRow(r: Row): Stored<D> {

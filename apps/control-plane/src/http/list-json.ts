@@ -1,21 +1,18 @@
-import type { ListItem, ListRequest, Page, Stored } from '../db/versioned.repository.js';
+import { Readable } from 'node:stream';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../db/versioned.repository.js';
 
 const OPEN = Buffer.from('{"items":[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('}');
+/** The bytes an `all` answer holds ready before it waits for the client to take them. */
+const STREAM_HIGH_WATER_BYTES = 64 * 1024;
 
-/**
- * The JSON body of a list page (`{"items": [...], "page", "per_page", "total"}`, as
- * `pageBody` and the list schema make it) written from stored rows: each row's envelope,
- * then its data JSON as stored, copied as bytes, never parsed nor serialized. Only for rows
- * whose data is exactly what the API serves (`ListItem.row`); a parsed model goes through
- * `serialize` (the response schema's serializer of one model, with its `model` name).
- */
-export function listJson<D>(request: ListRequest, page: Page<ListItem<D>>, model: string, serialize: (model: Stored<D>) => string): Buffer {
-  const name = JSON.stringify(model);
-  const parts: Buffer[] = [OPEN];
-  page.items.forEach((item, i) => {
-    if (i > 0) parts.push(COMMA);
+/** The JSON of the items of a list, each as stored when it can be, else serialized. */
+function itemParts<D>(items: readonly ListItem<D>[], name: string, serialize: (model: Stored<D>) => string, first: boolean): Buffer[] {
+  const parts: Buffer[] = [];
+  items.forEach((item, i) => {
+    if (i > 0 || !first) parts.push(COMMA);
     if (!item.row) {
       parts.push(Buffer.from(serialize(item.model)));
       return;
@@ -26,8 +23,44 @@ export function listJson<D>(request: ListRequest, page: Page<ListItem<D>>, model
       `"time_deleted":${r.time_deleted},"initiator_id":${JSON.stringify(r.initiator_id)},"data":`;
     parts.push(Buffer.from(envelope), r.data, CLOSE);
   });
+  return parts;
+}
+
+/**
+ * The JSON body of a list page (`{"items": [...], "page", "per_page", "total"}`, as
+ * `pageBody` and the list schema make it) written from stored rows: each row's envelope,
+ * then its data JSON as stored, copied as bytes, never parsed nor serialized. Only for rows
+ * whose data is exactly what the API serves (`ListItem.row`); a parsed model goes through
+ * `serialize` (the response schema's serializer of one model, with its `model` name).
+ */
+export function listJson<D>(request: ListRequest, page: Page<ListItem<D>>, model: string, serialize: (model: Stored<D>) => string): Buffer {
+  const parts = [OPEN, ...itemParts(page.items, JSON.stringify(model), serialize, true)];
   const pageNumber = request.all ? 1 : request.page;
   const perPage = request.all ? page.total : request.perPage;
   parts.push(Buffer.from(`],"page":${pageNumber},"per_page":${perPage},"total":${page.total}}`));
   return Buffer.concat(parts);
+}
+
+/**
+ * The body of an `all` list (`page: 1`, `per_page` and `total` the number of items), as a
+ * stream: one batch of the cursor at a time, read only when the client has taken the bytes
+ * before (the stream's high-water mark, then the socket's `drain`), with a turn of the event
+ * loop between batches. What one answer holds in memory is a batch, whatever the number of
+ * matches, and other requests run while it is written.
+ */
+export function listStream<D>(cursor: ListCursor<ListItem<D>>, model: string, serialize: (model: Stored<D>) => string): Readable {
+  const name = JSON.stringify(model);
+  async function* chunks(): AsyncGenerator<Buffer> {
+    yield OPEN;
+    let written = 0;
+    for (;;) {
+      const items = cursor.next();
+      if (items.length === 0) break;
+      yield Buffer.concat(itemParts(items, name, serialize, written === 0));
+      written += items.length;
+      await yieldToEventLoop();
+    }
+    yield Buffer.from(`],"page":1,"per_page":${written},"total":${written}}`);
+  }
+  return Readable.from(chunks(), { objectMode: false, highWaterMark: STREAM_HIGH_WATER_BYTES });
 }

@@ -137,7 +137,7 @@ export class ServerService extends VersionedService<ServerData> {
     return { items: page.items.map((row) => this.listItem(row)), total: page.total };
   }
 
-  private listItem(row: StoredText): ListItem<ServerData> {
+  protected override listItem(row: StoredText): ListItem<ServerData> {
     if (this.exactRows.has(row.pk)) return { row };
     const text = row.data.toString('utf8');
     const data = JSON.parse(text) as unknown;

@@ -1,6 +1,15 @@
 import type { ModelName } from '@carapace/models';
 import { conflict, notFound } from '../errors.js';
-import type { ListRequest, Page, Stored, VersionedRepository } from '../db/versioned.repository.js';
+import {
+  mapCursor,
+  type ListCursor,
+  type ListItem,
+  type ListRequest,
+  type Page,
+  type Stored,
+  type StoredText,
+  type VersionedRepository,
+} from '../db/versioned.repository.js';
 import { nowS, type Clock } from '../ports.js';
 import type { Principal } from './principal.js';
 
@@ -27,6 +36,17 @@ export class VersionedService<D> {
     return this.repo.list(request);
   }
 
+  /** Every match of a list (`all`), read in bounded batches as the answer is written. */
+  listCursor(request: ListRequest): ListCursor<ListItem<D>> {
+    return mapCursor(this.repo.cursor(request), (row) => this.listItem(row));
+  }
+
+  /** A list item of a row: the parsed model, to go through the response schema. */
+  protected listItem(row: StoredText): ListItem<D> {
+    const { id, version, time_updated, time_deleted, initiator_id } = row;
+    return { model: { id, version, time_updated, time_deleted, initiator_id, data: JSON.parse(row.data.toString('utf8')) as D } };
+  }
+
   /** The latest version, deleted or not; 404 when the id is unknown. */
   get(id: string): Stored<D> {
     const model = this.repo.get(id);
@@ -34,10 +54,16 @@ export class VersionedService<D> {
     return model;
   }
 
+  /** A page of the versions of a model (filtered and sorted; newest first by default); 404 when the id is unknown. */
   versions(id: string, request: ListRequest): Page<Stored<D>> {
-    const page = this.repo.listVersions(id, request);
-    if (page.total === 0) throw notFound(`No ${this.model} with id ${id}.`);
-    return page;
+    this.get(id);
+    return this.repo.listVersions(id, request);
+  }
+
+  /** Every matching version of a model (`all`), read in bounded batches; 404 when the id is unknown. */
+  versionsCursor(id: string, request: ListRequest): ListCursor<ListItem<D>> {
+    this.get(id);
+    return mapCursor(this.repo.cursorVersions(id, request), (row) => this.listItem(row));
   }
 
   version(id: string, version: number): Stored<D> {

@@ -54,8 +54,10 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
     schema: PlaybookConfigurationSchema,
     service: {
       list: (r) => services.playbookConfigurations.list(r),
+      listCursor: (r) => services.playbookConfigurations.listCursor(r),
       get: (id) => services.playbookConfigurations.get(id),
       versions: (id, r) => services.playbookConfigurations.versions(id, r),
+      versionsCursor: (id, r) => services.playbookConfigurations.versionsCursor(id, r),
       version: (id, v) => services.playbookConfigurations.version(id, v),
       update: (id, body, p) => services.playbookConfigurations.update(id, body, p),
       delete: (id, p) => services.playbookConfigurations.delete(id, p),

@@ -11,17 +11,21 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../../config.js';
-import type { ListItem, ListRequest, Page, Stored } from '../../db/versioned.repository.js';
+import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../../db/versioned.repository.js';
 import { badRequest } from '../../errors.js';
 import type { Principal } from '../../services/principal.js';
 import { principalOf } from '../context.js';
-import { listJson } from '../list-json.js';
+import { listJson, listStream } from '../list-json.js';
 
 /** What the generic routes need of a model's service. */
 export interface VersionedRoutesService<D> {
   list(request: ListRequest): Page<Stored<D>>;
+  /** Every match of the list, for `all`: the answer streams (`listStream`). */
+  listCursor(request: ListRequest): ListCursor<ListItem<D>>;
   get(id: string): Stored<D>;
   versions(id: string, request: ListRequest): Page<Stored<D>>;
+  /** Every matching version, for `all`: the answer streams (`listStream`). */
+  versionsCursor(id: string, request: ListRequest): ListCursor<ListItem<D>>;
   version(id: string, version: number): Stored<D>;
   create?(body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
   update?(id: string, body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
@@ -81,7 +85,8 @@ export function pageBody<T, U>(request: ListRequest, page: Page<T>, map: (item: 
 /**
  * Registers the routes of one versioned model (contract "Versioned models", api-v1 §5):
  * list, get, version list, version get, and create, update and delete where the service
- * has them, each with its schemas and permissions (api-v1 §7).
+ * has them, each with its schemas and permissions (api-v1 §7). A page is answered at once;
+ * `all` streams, so that no answer holds every match in memory.
  */
 export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config, options: VersionedRoutesOptions<D>): void {
   const { model, service, listItems, permissions: perm } = options;
@@ -91,6 +96,10 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
   const many = { 200: ListSchema(options.schema), '4xx': ErrorSchema };
   const toModel = (stored: Stored<D>) => ({ ...stored, model });
   type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+  const stream = (reply: FastifyReply, cursor: ListCursor<ListItem<D>>) =>
+    reply
+      .type('application/json')
+      .send(listStream(cursor, model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>)));
 
   app.get(
     base,
@@ -100,6 +109,7 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
     },
     (request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
+      if (list.all) return stream(reply, service.listCursor(list));
       if (!listItems) return pageBody(list, service.list(list), toModel);
       void reply.type('application/json');
       return listJson(list, listItems(list), model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>));
@@ -116,8 +126,9 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
       config: { auth: 'token', permissions: [perm.view, perm.versions] },
       schema: { tags, summary: `List the versions of a ${model}`, params: IdParamsSchema, querystring: ListQuerySchema, response: many },
     },
-    (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>) => {
+    (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
+      if (list.all) return stream(reply, service.versionsCursor(request.params.id, list));
       return pageBody(list, service.versions(request.params.id, list), toModel);
     },
   );
