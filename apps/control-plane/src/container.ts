@@ -22,7 +22,11 @@ import type { AppServices } from './http/context.js';
 import { systemClock, type Clock, type Mailer } from './ports.js';
 import { AuthService } from './services/auth.service.js';
 import { bootstrap, type BootstrapResult } from './services/bootstrap.service.js';
-import { SmtpMailer } from './services/mailer.js';
+import { SmtpTransport } from './services/mailer.js';
+import { MailOutbox, type MailRetry } from './services/mail-outbox.service.js';
+import { MailOutboxRepository } from './db/mail-outbox.repository.js';
+import { AdministratorRepository } from './db/administrator.repository.js';
+import { Administrators } from './services/administrators.js';
 import { PasswordResetService } from './services/password-reset.service.js';
 import { RoleService } from './services/role.service.js';
 import { Throttle } from './services/throttle.js';
@@ -47,6 +51,8 @@ export interface Container {
 export interface ContainerPorts {
   readonly clock?: Clock;
   readonly mailer?: Mailer;
+  /** When undelivered mail is tried again (default: `DEFAULT_MAIL_RETRY`). */
+  readonly mailRetry?: MailRetry;
   /** How long a runner's lease lasts without a heartbeat (default: the configuration's). */
   readonly leaseTimeoutMs?: number;
 }
@@ -54,7 +60,11 @@ export interface ContainerPorts {
 /** Wires repositories, services and ports over an open database; runs the first-start bootstrap. */
 export async function createContainer(config: Config, db: Db, logger: Logger, ports: ContainerPorts = {}): Promise<Container> {
   const clock = ports.clock ?? systemClock;
-  const mailer = ports.mailer ?? new SmtpMailer(config.smtp, join(config.dataDir, 'mail'), logger.child({ component: 'mailer' }));
+  const mailLog = logger.child({ component: 'mailer' });
+  const outbox = ports.mailer
+    ? null
+    : new MailOutbox(new MailOutboxRepository(db), new SmtpTransport(config.smtp, join(config.dataDir, 'mail'), mailLog), clock, mailLog, ports.mailRetry);
+  const mailer: Mailer = ports.mailer ?? (outbox as MailOutbox);
   const authRepo = new AuthRepository(db);
   // A list query's time budget; a stored model's data at most what a PUT body can carry.
   const limits = { queryBudgetMs: config.list.queryBudgetMs, maxDataBytes: config.http.bodyLimitBytes };
@@ -72,8 +82,10 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     { data: ['name', 'permissions'], defaultSort: [['name', 1]] },
     { cacheLatest: 1_000, limits },
   );
-  const roleService = new RoleService('role', roleRepo, clock);
-  const userService = new UserService(userRepo, clock, authRepo, roleService, mailer);
+  const administratorRepo = new AdministratorRepository(db);
+  const administrators = new Administrators(administratorRepo);
+  const roleService = new RoleService('role', roleRepo, clock, administrators);
+  const userService = new UserService(userRepo, clock, authRepo, roleService, mailer, administrators);
   roleService.attach(userService);
   const locks = new LockRepository(db);
   const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] }, { limits });
@@ -136,12 +148,14 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     registrations: new Throttle(windowMs, config.throttle.registrationsPerAddress),
     facts: new FactsScheduler(serverService, clock, logger.child({ component: 'facts' })),
   };
-  const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, clock }, config.admin);
+  const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, administrators: administratorRepo, clock }, config.admin);
+  if (boot.bootstrapRoleUpdated) logger.info('the bootstrap role was given every permission of this release');
   return {
     services,
     mailer,
     bootstrap: boot,
     startBackground() {
+      outbox?.resume();
       const extended = engine.extendLeasesAtStart();
       if (extended) logger.info({ leases: extended }, 'leases of running executions extended while their runners reconnect');
       const timer = setInterval(() => {

@@ -19,9 +19,13 @@ export interface Mail {
   readonly text: string;
 }
 
-/** Sends e-mail in the background: `send` never throws and never waits. */
+/** Sends e-mail in the background. */
 export interface Mailer {
+  /**
+   * Queues a mail and never waits for its delivery. The control plane's mailer stores it in
+   * the database: called inside a transaction, the mail is committed or rolled back with it.
+   */
   send(mail: Mail): void;
-  /** Waits for the mails under way, then closes the transport. */
+  /** Waits (briefly) for the mail under way, then closes the transport. */
   close(): Promise<void>;
 }

@@ -1,45 +1,60 @@
-import { API_PERMISSIONS, PLAYBOOK_PERMISSIONS, type RoleData, type UserData } from '@carapace/models';
+import type { RoleData, UserData } from '@carapace/models';
+import type { AdministratorRepository } from '../db/administrator.repository.js';
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { nowS, type Clock } from '../ports.js';
 import { generatePassword, hashPassword } from './passwords.js';
+import { allPermissions } from './principal.js';
 
-/** What the first start created; `generatedPassword` is set only when none was configured. */
+/** What the start did; `generatedPassword` is set only when none was configured. */
 export interface BootstrapResult {
   readonly created: boolean;
   readonly generatedPassword: string | null;
+  /** Whether the bootstrap role was given permissions that appeared since (new playbooks). */
+  readonly bootstrapRoleUpdated: boolean;
 }
 
 /**
  * On first start (no user at all), creates the role `wheel` with every permission and the
  * user `root` with it. The password is the configured one, or a generated one that the
- * caller shows once. Never a fixed default.
+ * caller shows once. Never a fixed default. On every later start, gives the bootstrap role
+ * (the one role created without an initiator, whatever its name now) every permission
+ * there is, so that permissions added by a new release are held by it too.
  */
 export async function bootstrap(
-  deps: { users: VersionedRepository<UserData>; roles: VersionedRepository<RoleData>; auth: AuthRepository; clock: Clock },
+  deps: {
+    users: VersionedRepository<UserData>;
+    roles: VersionedRepository<RoleData>;
+    auth: AuthRepository;
+    administrators: AdministratorRepository;
+    clock: Clock;
+  },
   admin: { password: string | null; email: string },
 ): Promise<BootstrapResult> {
   const any = deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' });
-  if (any.total > 0) return { created: false, generatedPassword: null };
+  if (any.total > 0) return { created: false, generatedPassword: null, bootstrapRoleUpdated: completeBootstrapRole(deps) };
   const password = admin.password ?? generatePassword();
   const hash = await hashPassword(password);
   const created = deps.auth.transaction(() => {
     const now = nowS(deps.clock);
     if (deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' }).total > 0) return false;
-    const wheel = deps.roles.create(
-      {
-        name: 'wheel',
-        permissions: [
-          { name: 'api', permissions: [...API_PERMISSIONS].sort() },
-          { name: 'playbook', permissions: [...PLAYBOOK_PERMISSIONS].sort() },
-        ],
-      },
-      null,
-      now,
-    );
+    const wheel = deps.roles.create({ name: 'wheel', permissions: allPermissions() }, null, now);
     const root = deps.users.create({ login: 'root', email: admin.email, full_name: 'Root', role_id: wheel.id }, null, now);
     deps.auth.setPasswordHash(root.id, hash, now);
     return true;
   });
-  return { created, generatedPassword: created && admin.password === null ? password : null };
+  return { created, generatedPassword: created && admin.password === null ? password : null, bootstrapRoleUpdated: false };
+}
+
+/** Makes the live bootstrap role hold exactly every permission there is; whether it changed. */
+function completeBootstrapRole(deps: { roles: VersionedRepository<RoleData>; administrators: AdministratorRepository; clock: Clock }): boolean {
+  return deps.roles.transaction(() => {
+    const id = deps.administrators.bootstrapRoleId();
+    const role = id === undefined ? undefined : deps.roles.get(id);
+    if (!role || role.time_deleted !== 0) return false;
+    const permissions = allPermissions();
+    if (JSON.stringify(role.data.permissions) === JSON.stringify(permissions)) return false;
+    deps.roles.append(role, { data: { ...role.data, permissions } }, null, nowS(deps.clock));
+    return true;
+  });
 }

@@ -4,17 +4,36 @@ import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Mail, Mailer } from '../ports.js';
+import type { Mail } from '../ports.js';
+
+/** Where mail leaves the control plane: an SMTP server, or the spool folder. */
+export interface MailTransport {
+  /** Delivers one mail now; throws when it cannot (see `isPermanentMailError`). */
+  deliver(mail: Mail): Promise<void>;
+  /** Writes a mail to the spool folder, for an operator to forward by hand; returns the file. */
+  spool(mail: Mail): Promise<string>;
+  close(): Promise<void>;
+}
 
 /**
- * Sends mail over SMTP when a server is configured. A mail that cannot be sent, or any
- * mail when no SMTP server is configured, is written as an `.eml` file to the spool folder
- * (`<dataDir>/mail`) and the log says where: nothing is lost. The log never holds the body,
- * which may carry a secret.
+ * Whether a delivery error is about the mail itself (a recipient or the message refused
+ * with a 5xx reply), so that trying again cannot help; connection errors, timeouts and 4xx
+ * replies are temporary.
  */
-export class SmtpMailer implements Mailer {
+export function isPermanentMailError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { permanent?: unknown; code?: unknown };
+  return e.permanent === true && (e.code === 'EENVELOPE' || e.code === 'EMESSAGE');
+}
+
+/**
+ * Sends mail over SMTP when a server is configured; with none configured, a delivery is
+ * an `.eml` file written to the spool folder (`<dataDir>/mail`, mode 0700, files 0600) and
+ * the log says where. The log never holds a body, which may carry a secret.
+ */
+export class SmtpTransport implements MailTransport {
   private readonly transport;
-  private readonly spool;
+  private readonly spooler;
 
   constructor(
     private readonly smtp: Config['smtp'],
@@ -32,38 +51,31 @@ export class SmtpMailer implements Mailer {
           socketTimeout: 20_000,
         })
       : null;
-    this.spool = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    this.spooler = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   }
 
-  private readonly pending = new Set<Promise<void>>();
-
-  send(mail: Mail): void {
-    const p = this.deliver(mail)
-      .catch((err: unknown) => this.log.error({ err, to: mail.to, subject: mail.subject }, 'mail lost: cannot spool it'))
-      .finally(() => this.pending.delete(p));
-    this.pending.add(p);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.pending]);
-    this.transport?.close();
-  }
-
-  private async deliver(mail: Mail): Promise<void> {
-    const message = { from: this.smtp.from, to: mail.to, subject: mail.subject, text: mail.text };
-    if (this.transport) {
-      try {
-        await this.transport.sendMail(message);
-        this.log.info({ to: mail.to, subject: mail.subject }, 'mail sent');
-        return;
-      } catch (err) {
-        this.log.error({ err, to: mail.to, subject: mail.subject }, 'mail could not be sent over SMTP; spooling it');
-      }
+  async deliver(mail: Mail): Promise<void> {
+    if (!this.transport) {
+      await this.spool(mail);
+      return;
     }
-    const info = await this.spool.sendMail(message);
+    await this.transport.sendMail(this.message(mail));
+  }
+
+  async spool(mail: Mail): Promise<string> {
+    const info = await this.spooler.sendMail(this.message(mail));
     mkdirSync(this.spoolDir, { recursive: true, mode: 0o700 });
     const file = join(this.spoolDir, `${Date.now()}-${randomBytes(4).toString('hex')}.eml`);
     writeFileSync(file, info.message as Buffer, { mode: 0o600 });
     this.log.warn({ to: mail.to, subject: mail.subject, file }, 'mail written to the spool folder');
+    return file;
+  }
+
+  async close(): Promise<void> {
+    this.transport?.close();
+  }
+
+  private message(mail: Mail) {
+    return { from: this.smtp.from, to: mail.to, subject: mail.subject, text: mail.text };
   }
 }

@@ -42,23 +42,26 @@ export class PasswordResetService {
     // (base64url) would read as an option
     const token = randomBytes(32).toString('hex');
     const now = nowS(this.clock);
-    this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
     const link = this.options.resetUrl.split('{reset_token}').join(token);
-    this.mailer.send({
-      to: user.data.email,
-      subject: 'Carapace password reset',
-      text: [
-        `Hello ${user.data.full_name || user.data.login},`,
-        '',
-        'A password reset was requested for your Carapace account. To set a new password, open',
-        '',
-        `  ${link}`,
-        '',
-        `or use this reset token: ${token}`,
-        '',
-        `It is valid for ${Math.round(this.options.ttlS / 60)} minutes and works once.`,
-        'If you did not ask for it, ignore this message: your password stays as it is.',
-      ].join('\n'),
+    // the token and its mail are stored together: a token is never valid without its mail
+    this.repo.transaction(() => {
+      this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
+      this.mailer.send({
+        to: user.data.email,
+        subject: 'Carapace password reset',
+        text: [
+          `Hello ${user.data.full_name || user.data.login},`,
+          '',
+          'A password reset was requested for your Carapace account. To set a new password, open',
+          '',
+          `  ${link}`,
+          '',
+          `or use this reset token: ${token}`,
+          '',
+          `It is valid for ${Math.round(this.options.ttlS / 60)} minutes and works once.`,
+          'If you did not ask for it, ignore this message: your password stays as it is.',
+        ].join('\n'),
+      });
     });
   }
 

@@ -7,8 +7,10 @@ import {
   type RoleUpdate,
 } from '@carapace/models';
 import { badRequest, conflict, forbidden, UniqueViolation } from '../errors.js';
-import type { Stored } from '../db/versioned.repository.js';
-import type { Principal } from './principal.js';
+import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import type { Clock } from '../ports.js';
+import type { Administrators } from './administrators.js';
+import { holdsEverything, notHeld, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
 import type { UserService } from './user.service.js';
 
@@ -41,9 +43,32 @@ export function checkGrantable(principal: Principal, groups: readonly Permission
   }
 }
 
-/** Roles: permissions, uniqueness of names, and the guard on deleting a role in use. */
+/**
+ * Refuses to change or delete a role, or a user having it, that holds permissions the
+ * caller does not hold (no takeover of those who hold more).
+ */
+export function checkHeld(principal: Principal, groups: readonly PermissionGroup[] | undefined, what: string): void {
+  const missing = notHeld(principal, groups);
+  if (missing.length) throw forbidden(`You cannot ${what} permissions you do not hold: ${missing.join(', ')}.`);
+}
+
+/**
+ * Roles: permissions, uniqueness of names, the guard on deleting a role in use, and no
+ * escalation: a caller creates, edits (before and after) and deletes only roles whose
+ * permissions they hold in full. The bootstrap role keeps every permission and cannot be
+ * deleted; no change may leave no live user holding every permission.
+ */
 export class RoleService extends VersionedService<RoleData> {
   private users!: UserService;
+
+  constructor(
+    model: 'role',
+    repo: VersionedRepository<RoleData>,
+    clock: Clock,
+    private readonly admins: Administrators,
+  ) {
+    super(model, repo, clock);
+  }
 
   /** Wires the user service (the two refer to each other). */
   attach(users: UserService): void {
@@ -57,11 +82,25 @@ export class RoleService extends VersionedService<RoleData> {
   }
 
   update(id: string, body: RoleUpdate, principal: Principal): Stored<RoleData> {
-    this.checkUpdatable(id, body);
+    const latest = this.checkUpdatable(id, body);
+    checkHeld(principal, latest.data.permissions, 'change a role holding');
     const permissions = normalizePermissions(body.data.permissions);
     checkGrantable(principal, permissions);
     return this.unique(() =>
-      this.appendChecked(id, body, (latest) => ({ data: { ...latest.data, name: body.data.name, permissions } }), principal),
+      this.admins.guard(() =>
+        this.appendChecked(
+          id,
+          body,
+          (current) => {
+            checkHeld(principal, current.data.permissions, 'change a role holding');
+            if (this.admins.isBootstrapRole(id) && !holdsEverything(permissions)) {
+              throw conflict('CannotReduceBootstrapRole', `The role ${current.data.name} was created at first start and keeps every permission.`);
+            }
+            return { data: { ...current.data, name: body.data.name, permissions } };
+          },
+          principal,
+        ),
+      ),
     );
   }
 
@@ -69,7 +108,11 @@ export class RoleService extends VersionedService<RoleData> {
     return this.appendChecked(
       id,
       null,
-      () => {
+      (latest) => {
+        checkHeld(principal, latest.data.permissions, 'delete a role holding');
+        if (this.admins.isBootstrapRole(id)) {
+          throw conflict('CannotDeleteBootstrapRole', `The role ${latest.data.name} was created at first start and cannot be deleted.`);
+        }
         if (this.users.countWithRole(id) > 0) {
           throw conflict('CannotDeleteRoleWithActiveUsers', `The role ${id} is the role of live users.`);
         }
@@ -77,6 +120,11 @@ export class RoleService extends VersionedService<RoleData> {
       },
       principal,
     );
+  }
+
+  /** The latest version of a role, deleted or not. */
+  find(id: string): Stored<RoleData> | undefined {
+    return this.repo.get(id);
   }
 
   /** The live role with this id, if any. */

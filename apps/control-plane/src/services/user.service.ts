@@ -2,13 +2,20 @@ import type { UserCreate, UserData, UserUpdate } from '@carapace/models';
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
 import { ApiError, conflict, UniqueViolation } from '../errors.js';
-import type { Clock, Mailer } from '../ports.js';
+import type { Clock, Mail, Mailer } from '../ports.js';
+import type { Administrators } from './administrators.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { permissionSets, type Principal } from './principal.js';
-import { checkGrantable, type RoleService } from './role.service.js';
+import { checkGrantable, checkHeld, type RoleService } from './role.service.js';
 import { VersionedService } from './versioned.service.js';
 
-/** Users: uniqueness of login and e-mail, roles, generated passwords, token revocation. */
+/**
+ * Users: uniqueness of login and e-mail, roles, generated passwords, token revocation.
+ * No takeover: a caller changes or deletes only users whose role's permissions they hold
+ * in full (themself included), gives only roles they hold in full, and cannot leave the
+ * service without a live user holding every permission. A changed e-mail address is told
+ * to the old one.
+ */
 export class UserService extends VersionedService<UserData> {
   constructor(
     repo: VersionedRepository<UserData>,
@@ -16,54 +23,50 @@ export class UserService extends VersionedService<UserData> {
     private readonly auth: AuthRepository,
     private readonly roles: RoleService,
     private readonly mailer: Mailer,
+    private readonly admins: Administrators,
   ) {
     super('user', repo, clock);
   }
 
-  /** Creates a user with a generated password, e-mailed to them. */
+  /**
+   * Creates a user with a generated password, e-mailed to them: the mail is queued in the
+   * transaction that stores the user, so an acknowledged user always gets it.
+   */
   async create(body: UserCreate, principal: Principal): Promise<Stored<UserData>> {
     const roleId = body.role_id ?? null;
     this.checkRole(roleId, principal);
     const password = generatePassword();
     const hash = await hashPassword(password);
     const data: UserData = { login: body.login, email: body.email, full_name: body.full_name ?? '', role_id: roleId };
-    const user = this.unique(() =>
+    return this.unique(() =>
       this.repo.transaction(() => {
         this.checkRole(roleId, principal);
         const created = this.repo.create(data, principal.user.id, this.now());
         this.auth.setPasswordHash(created.id, hash, this.now());
+        this.mailer.send(welcomeMail(created.data, password));
         return created;
       }),
     );
-    this.mailer.send({
-      to: user.data.email,
-      subject: 'Your Carapace account',
-      text: [
-        `Hello ${user.data.full_name || user.data.login},`,
-        '',
-        'An account was created for you on Carapace.',
-        `Login: ${user.data.login}`,
-        `Password: ${password}`,
-        '',
-        'Change this password by requesting a password reset.',
-      ].join('\n'),
-    });
-    return user;
   }
 
   update(id: string, body: UserUpdate, principal: Principal): Stored<UserData> {
     const latest = this.checkUpdatable(id, body);
+    this.checkManageable(latest, principal);
     const { login, email, full_name, role_id } = body.data;
     if (role_id !== latest.data.role_id) this.checkRole(role_id, principal);
     return this.unique(() =>
-      this.appendChecked(
-        id,
-        body,
-        (current) => {
-          if (role_id !== current.data.role_id) this.checkRole(role_id, principal);
-          return { data: { ...current.data, login, email, full_name, role_id } };
-        },
-        principal,
+      this.admins.guard(() =>
+        this.appendChecked(
+          id,
+          body,
+          (current) => {
+            this.checkManageable(current, principal);
+            if (role_id !== current.data.role_id) this.checkRole(role_id, principal);
+            if (email !== current.data.email) this.mailer.send(emailChangedMail(current.data, email, principal, this.clock.nowMs()));
+            return { data: { ...current.data, login, email, full_name, role_id } };
+          },
+          principal,
+        ),
       ),
     );
   }
@@ -71,8 +74,16 @@ export class UserService extends VersionedService<UserData> {
   /** Deletes a user and revokes their tokens. A user cannot delete themself. */
   delete(id: string, principal: Principal): Stored<UserData> {
     if (id === principal.user.id) throw conflict('CannotDeleteYourself', 'You cannot delete your own account.');
-    return this.repo.transaction(() => {
-      const deleted = this.appendChecked(id, null, () => ({ time_deleted: this.now() }), principal);
+    return this.admins.guard(() => {
+      const deleted = this.appendChecked(
+        id,
+        null,
+        (latest) => {
+          this.checkManageable(latest, principal);
+          return { time_deleted: this.now() };
+        },
+        principal,
+      );
       this.auth.revokeUserTokens(id, this.now());
       this.auth.dropPasswordResets(id, this.now());
       return deleted;
@@ -106,6 +117,12 @@ export class UserService extends VersionedService<UserData> {
     ]);
   }
 
+  /** A user may be changed or deleted only by a caller holding every permission of their role. */
+  private checkManageable(target: Stored<UserData>, principal: Principal): void {
+    if (target.data.role_id === null) return;
+    checkHeld(principal, this.roles.find(target.data.role_id)?.data.permissions, 'change or delete a user whose role holds');
+  }
+
   private unique<T>(fn: () => T): T {
     try {
       return fn();
@@ -116,4 +133,44 @@ export class UserService extends VersionedService<UserData> {
       throw e;
     }
   }
+}
+
+function welcomeMail(user: UserData, password: string): Mail {
+  return {
+    to: user.email,
+    subject: 'Your Carapace account',
+    text: [
+      `Hello ${user.full_name || user.login},`,
+      '',
+      'An account was created for you on Carapace.',
+      `Login: ${user.login}`,
+      `Password: ${password}`,
+      '',
+      'Change this password by requesting a password reset.',
+    ].join('\n'),
+  };
+}
+
+/** `jane.doe@example.com` → `j***@example.com`: enough to recognize, not to harvest. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return `${email.slice(0, 1)}***`;
+  return `${email.slice(0, 1)}***${email.slice(at)}`;
+}
+
+function emailChangedMail(user: UserData, newEmail: string, principal: Principal, nowMs: number): Mail {
+  const by = principal.user.data.login === user.login ? 'you (your own account)' : `the user ${principal.user.data.login}`;
+  return {
+    to: user.email,
+    subject: 'Your Carapace e-mail address was changed',
+    text: [
+      `Hello ${user.full_name || user.login},`,
+      '',
+      `The e-mail address of your Carapace account ${user.login} was changed to ${maskEmail(newEmail)}`,
+      `by ${by} on ${new Date(nowMs).toISOString()}.`,
+      'Mail about this account, password resets included, now goes to the new address.',
+      '',
+      'If you did not expect this change, tell your Carapace administrator at once.',
+    ].join('\n'),
+  };
 }

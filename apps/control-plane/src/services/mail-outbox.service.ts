@@ -1,0 +1,156 @@
+import type { Logger } from 'pino';
+import type { MailOutboxRepository, OutboxMail } from '../db/mail-outbox.repository.js';
+import type { Clock, Mail, Mailer } from '../ports.js';
+import { isPermanentMailError, type MailTransport } from './mailer.js';
+
+/** When a mail that could not be delivered is tried again. */
+export interface MailRetry {
+  /** The delay after the first failure; it doubles after each one ... */
+  readonly initialMs: number;
+  /** ... up to this. */
+  readonly maxMs: number;
+  /** A mail still undelivered this long after it was queued goes to the spool folder. */
+  readonly giveUpMs: number;
+}
+
+export const DEFAULT_MAIL_RETRY: MailRetry = { initialMs: 5_000, maxMs: 600_000, giveUpMs: 86_400_000 };
+
+const BATCH = 20;
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * The mailer: `send` stores the mail in the outbox table, in the caller's transaction when
+ * one is open, so a mail is committed (or rolled back) with what it tells of, and a crash
+ * after the commit loses nothing. Mails are delivered from the outbox in the background:
+ * at once after the commit, again at start (`resume`), and after a failure with capped
+ * exponential backoff and jitter. A delivered mail is deleted; a mail refused for good
+ * (5xx to its recipient or content), or still undelivered after `giveUpMs`, is written to
+ * the spool folder. Delivery is at least once: a crash between the server's acceptance and
+ * the deletion sends that mail again at the next start.
+ *
+ * The outbox holds mail bodies, among them generated passwords and reset tokens, in clear:
+ * the database already holds the token signing key, so it is protected as a secret as a
+ * whole (the data directory is created 0700); a body is deleted once delivered, and the log
+ * never holds one.
+ */
+export class MailOutbox implements Mailer {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(
+    private readonly repo: MailOutboxRepository,
+    private readonly transport: MailTransport,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly retry: MailRetry = DEFAULT_MAIL_RETRY,
+  ) {}
+
+  send(mail: Mail): void {
+    const id = this.repo.add(mail, this.clock.nowMs());
+    this.log.debug({ mailId: id, to: mail.to, subject: mail.subject }, 'mail queued');
+    this.kick();
+  }
+
+  /** Delivers what the outbox holds (mails left by an earlier run of the service). */
+  resume(): void {
+    const waiting = this.repo.size();
+    if (waiting > 0) this.log.info({ mails: waiting }, 'delivering the mails of the outbox');
+    this.kick();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const running = this.running;
+    if (running) {
+      // a mail under way whose answer comes too late stays in the outbox and goes again at
+      // the next start (the database closes after this)
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([running, new Promise<void>((resolve) => (timeout = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(timeout);
+    }
+    await this.transport.close();
+  }
+
+  /** Starts a delivery pass on the next turn of the event loop (after the caller's transaction). */
+  private kick(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.running = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drain())
+      .catch((err: unknown) => this.log.error({ err }, 'mail delivery pass failed'))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else {
+          this.scheduleNext();
+        }
+      });
+  }
+
+  private scheduleNext(): void {
+    if (this.closed) return;
+    const next = this.repo.nextDueMs();
+    if (next === null) return;
+    const delay = Math.min(Math.max(0, next - this.clock.nowMs()), 2_147_483_647);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.kick();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      if (this.closed) return;
+      const batch = this.repo.due(this.clock.nowMs(), BATCH);
+      if (batch.length === 0) return;
+      for (const mail of batch) {
+        if (this.closed) return;
+        await this.attempt(mail);
+      }
+    }
+  }
+
+  private async attempt(mail: OutboxMail): Promise<void> {
+    const meta = { mailId: mail.id, to: mail.to, subject: mail.subject };
+    try {
+      await this.transport.deliver(mail);
+      this.repo.remove(mail.id);
+      this.log.info({ ...meta, attempts: mail.attempts + 1 }, 'mail sent');
+      return;
+    } catch (err) {
+      const attempts = mail.attempts + 1;
+      const now = this.clock.nowMs();
+      if (isPermanentMailError(err) || now - mail.timeCreatedMs >= this.retry.giveUpMs) {
+        this.log.error({ ...meta, attempts, err }, 'mail not delivered: refused for good or too old; spooling it');
+        try {
+          await this.transport.spool(mail);
+          this.repo.remove(mail.id);
+          return;
+        } catch (spoolErr) {
+          this.log.error({ ...meta, err: spoolErr }, 'cannot spool the mail; it stays in the outbox');
+        }
+      }
+      const delay = this.backoff(attempts);
+      this.repo.postpone(mail.id, attempts, now + delay, err instanceof Error ? err.message : String(err));
+      this.log.warn({ ...meta, attempts, retryInMs: delay, err }, 'mail not delivered; will try again');
+    }
+  }
+
+  /** Capped exponential backoff with ±20 % jitter. */
+  private backoff(attempts: number): number {
+    const base = Math.min(this.retry.maxMs, this.retry.initialMs * 2 ** Math.min(attempts - 1, 30));
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+}
