@@ -8,4 +8,5 @@ export * from './server.schema.js';
 export * from './cluster.schema.js';
 export * from './execution.schema.js';
 export * from './server-create.schema.js';
+export * from './host.js';
 export * from './runner.schema.js';

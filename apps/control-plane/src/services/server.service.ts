@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ServerDataSchema, ServerFactsSchema, type ServerCreate, type ServerData, type ServerFacts, type ServerUpdate } from '@carapace/models';
+import { hostProblem, isHost, ServerDataSchema, ServerFactsSchema, type ServerCreate, type ServerData, type ServerFacts, type ServerUpdate } from '@carapace/models';
 import { Value } from 'typebox/value';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { ListItem, ListRequest, Page, Stored, StoredText, VersionedRepository } from '../db/versioned.repository.js';
@@ -67,6 +67,10 @@ export class ServerService extends VersionedService<ServerData> {
     if (!id) throw badRequest('The body needs the server id: "id" (or "server_id").');
     if (body.id && body.server_id && body.id.toLowerCase() !== body.server_id.toLowerCase()) {
       throw badRequest('"id" and "server_id" differ.');
+    }
+    const problem = hostProblem(body.host);
+    if (problem !== null) {
+      throw badRequest(`"host" must be an IPv4 address, an IPv6 address or a DNS name: ${JSON.stringify(body.host.slice(0, 64))} is not (${problem}).`);
     }
     const initiator = registrar?.user.id ?? null;
     const now = this.now();
@@ -153,7 +157,8 @@ export class ServerService extends VersionedService<ServerData> {
   /**
    * Records the facts a runner gathered: name, FQDN and address from them, the SSH host key
    * (kept from the first time), and the server becomes operational. The facts are stored
-   * cleaned (`cleanFacts`): what is stored is what the API serves.
+   * cleaned (`cleanFacts`): what is stored is what the API serves. A FQDN or an address
+   * that is not a host (`isHost`: the server itself reports them) is not taken.
    */
   recordFacts(id: string, gathered: ServerFacts, sshHostKey: string | null): Stored<ServerData> {
     const facts = cleanFacts(gathered);
@@ -163,8 +168,8 @@ export class ServerService extends VersionedService<ServerData> {
       const data: ServerData = {
         ...latest.data,
         name: latest.version === 1 || latest.data.name === latest.data.fqdn ? facts.hostname || latest.data.name : latest.data.name,
-        fqdn: facts.fqdn || latest.data.fqdn,
-        ip: facts.default_ipv4 ?? latest.data.ip,
+        fqdn: isHost(facts.fqdn) ? facts.fqdn : latest.data.fqdn,
+        ip: facts.default_ipv4 !== null && isIP(facts.default_ipv4) === 4 ? facts.default_ipv4 : latest.data.ip,
         facts,
         facts_error: null,
         ssh_host_key: latest.data.ssh_host_key ?? sshHostKey,

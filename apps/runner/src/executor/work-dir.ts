@@ -2,6 +2,7 @@
 // ansible.cfg, known_hosts) and what it writes (temporary files, SSH control sockets).
 import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { inventoryHostProblem } from './inventory-hosts.js';
 
 /** The files of an execution's work dir, all absolute paths. */
 export interface WorkDir {
@@ -68,10 +69,13 @@ export function workDirPath(workRoot: string, executionId: string): string {
 /**
  * Creates the work dir (mode 0700; a stale one left by a crashed runner is replaced) and
  * writes every file ansible-playbook needs. Throws on any failure, after removing what it
- * created.
+ * created; throws before creating anything when the inventory or the variables name a host
+ * that is not an IP address or a DNS name (`inventoryHostProblem`).
  */
 export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
   const dir = workDirPath(input.workRoot, input.executionId);
+  const hostProblem = inventoryHostProblem(input.inventory, input.globalVars);
+  if (hostProblem !== null) throw new Error(`refused to run: ${hostProblem}`);
   await mkdir(resolve(input.workRoot), { recursive: true, mode: 0o700 });
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { mode: 0o700 });

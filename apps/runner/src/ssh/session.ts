@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { hostProblem } from '@carapace/models';
 import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
 import { describeHostKey, formatHostKey, hostKeyAlgorithms, hostKeyBlobsEqual, parseHostKey } from './host-key.js';
@@ -172,9 +173,13 @@ class Session implements SshSession {
  * Host key: the offered host key algorithms are narrowed to the recorded key's type, so a
  * server holding several keys presents the recorded one; the presented blob is compared in
  * constant time. Every failure rejects with a classified {@link SshError}, the socket closed.
+ * An address that is not an IP address or a DNS name (`hostProblem`) is refused as
+ * `unreachable` before any connection is tried.
  */
 export function openSession(target: SshTarget, options: SshConnectOptions): Promise<SshSession> {
   const host = hostLabel(target);
+  const problem = hostProblem(target.address);
+  if (problem !== null) return Promise.reject(new SshError('unreachable', JSON.stringify(target.address.slice(0, 64)), `not an IP address or a DNS name (${problem})`));
   let expected = null;
   let algorithms: ConnectConfig['algorithms'] | undefined;
   if (target.expectedHostKey !== null) {
