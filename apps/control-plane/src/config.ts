@@ -79,7 +79,15 @@ export const ConfigSchema = Type.Object(
         resetRequestsPerUser: Type.Integer({ minimum: 1 }),
         resetRequestsPerAddress: Type.Integer({ minimum: 1 }),
         registrationsPerAddress: Type.Integer({ minimum: 1 }),
+        registrationFailuresPerAddress: Type.Integer({ minimum: 1 }),
+        loginDelayBaseMs: Type.Integer({ minimum: 0 }),
+        loginDelayMaxMs: Type.Integer({ minimum: 0 }),
       },
+      { additionalProperties: false },
+    ),
+    /** scrypt derivations at once and waiting (logins past a full queue answer 503). */
+    passwordHashing: Type.Object(
+      { concurrency: Type.Integer({ minimum: 1, maximum: 64 }), queue: Type.Integer({ minimum: 0 }) },
       { additionalProperties: false },
     ),
   },
@@ -107,8 +115,12 @@ export const DEFAULT_CONFIG: Config = {
     loginFailuresPerAddress: 50,
     resetRequestsPerUser: 3,
     resetRequestsPerAddress: 20,
-    registrationsPerAddress: 120,
+    registrationsPerAddress: 1000,
+    registrationFailuresPerAddress: 50,
+    loginDelayBaseMs: 250,
+    loginDelayMaxMs: 4000,
   },
+  passwordHashing: { concurrency: 1, queue: 64 },
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -144,6 +156,17 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
   CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
   CARAPACE_LIST_QUERY_BUDGET_MS: 'list.queryBudgetMs',
+  CARAPACE_THROTTLE_WINDOW_S: 'throttle.windowS',
+  CARAPACE_THROTTLE_LOGIN_FAILURES_PER_USER: 'throttle.loginFailuresPerUser',
+  CARAPACE_THROTTLE_LOGIN_FAILURES_PER_ADDRESS: 'throttle.loginFailuresPerAddress',
+  CARAPACE_THROTTLE_LOGIN_DELAY_BASE_MS: 'throttle.loginDelayBaseMs',
+  CARAPACE_THROTTLE_LOGIN_DELAY_MAX_MS: 'throttle.loginDelayMaxMs',
+  CARAPACE_THROTTLE_RESET_REQUESTS_PER_USER: 'throttle.resetRequestsPerUser',
+  CARAPACE_THROTTLE_RESET_REQUESTS_PER_ADDRESS: 'throttle.resetRequestsPerAddress',
+  CARAPACE_THROTTLE_REGISTRATIONS_PER_ADDRESS: 'throttle.registrationsPerAddress',
+  CARAPACE_THROTTLE_REGISTRATION_FAILURES_PER_ADDRESS: 'throttle.registrationFailuresPerAddress',
+  CARAPACE_PASSWORD_HASH_CONCURRENCY: 'passwordHashing.concurrency',
+  CARAPACE_PASSWORD_HASH_QUEUE: 'passwordHashing.queue',
 };
 
 /** A configuration that cannot be used; the message says which key and why. */

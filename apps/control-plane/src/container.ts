@@ -29,7 +29,8 @@ import { AdministratorRepository } from './db/administrator.repository.js';
 import { Administrators } from './services/administrators.js';
 import { PasswordResetService } from './services/password-reset.service.js';
 import { RoleService } from './services/role.service.js';
-import { Throttle } from './services/throttle.js';
+import { Backoff, Throttle } from './services/throttle.js';
+import { passwordHashing } from './services/passwords.js';
 import { TokenSigner } from './services/token-signer.js';
 import { UserService } from './services/user.service.js';
 import { randomBytes } from 'node:crypto';
@@ -103,7 +104,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   }, { limits });
   const serverService = new ServerService(serverRepo, clock, locks);
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
-  const executionEvents = new ExecutionEventsRepository(db);
+  const executionEvents = new ExecutionEventsRepository(db, config.list.queryBudgetMs);
   const clusterFiles = new ClusterFileRepository(db);
   const leaseTimeoutMs = ports.leaseTimeoutMs ?? config.grpc.leaseTimeoutMs;
   const engine = new ExecutionEngine(
@@ -120,6 +121,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   );
   const key = Buffer.from(authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
   const windowMs = config.throttle.windowS * 1000;
+  passwordHashing.configure(config.passwordHashing);
   const services: AppServices = {
     config,
     clock,
@@ -127,13 +129,14 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     users: userService,
     roles: roleService,
     auth: new AuthService(authRepo, userService, new TokenSigner(key), clock, config.tokenTtlS, {
-      perUser: new Throttle(windowMs, config.throttle.loginFailuresPerUser),
+      perLoginAndAddress: new Throttle(windowMs, config.throttle.loginFailuresPerUser),
       perAddress: new Throttle(windowMs, config.throttle.loginFailuresPerAddress),
+      perLogin: new Backoff(windowMs, config.throttle.loginDelayBaseMs, config.throttle.loginDelayMaxMs),
     }),
     passwordReset: new PasswordResetService(authRepo, userService, mailer, clock, {
       ttlS: config.passwordResetTtlS,
       resetUrl: config.resetUrl,
-      perUser: new Throttle(windowMs, config.throttle.resetRequestsPerUser),
+      perLoginAndAddress: new Throttle(windowMs, config.throttle.resetRequestsPerUser),
       perAddress: new Throttle(windowMs, config.throttle.resetRequestsPerAddress),
     }),
     clusters: clusterService,
@@ -145,7 +148,10 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     clusterFiles,
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
     runners: new RunnerService(new RunnerRepository(db), clock, (name) => engine.runningOn(name).map((e) => e.id)),
-    registrations: new Throttle(windowMs, config.throttle.registrationsPerAddress),
+    registrations: {
+      valid: new Throttle(windowMs, config.throttle.registrationsPerAddress),
+      wrong: new Throttle(windowMs, config.throttle.registrationFailuresPerAddress),
+    },
     facts: new FactsScheduler(serverService, clock, logger.child({ component: 'facts' })),
   };
   const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, administrators: administratorRepo, clock }, config.admin);

@@ -43,9 +43,9 @@ describe('information, login and logout', () => {
     expect(res.json.error).toBe('InvalidJSONError');
   });
 
-  it('accepts the token raw or as Bearer, and says when it expires', async () => {
+  it('accepts the token raw or as Bearer (the scheme in any case), and says when it expires', async () => {
     const token = await h.login('root', ROOT_PASSWORD);
-    for (const header of [token, `Bearer ${token}`]) {
+    for (const header of [token, `Bearer ${token}`, `bearer ${token}`, `BEARER ${token}`, `bEaReR \t${token} `]) {
       const res = await h.request('GET', '/v1/user/self/', { headers: { authorization: header } });
       expect(res.status).toBe(200);
       expect(res.json.data.login).toBe('root');
@@ -119,9 +119,16 @@ describe('information, login and logout', () => {
 describe('login throttling', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await Harness.start({});
+    h = await Harness.start({ CARAPACE_THROTTLE_LOGIN_DELAY_BASE_MS: '25', CARAPACE_THROTTLE_LOGIN_DELAY_MAX_MS: '300', CARAPACE_THROTTLE_LOGIN_FAILURES_PER_ADDRESS: '25' });
   });
   afterAll(() => h.stop());
+
+  /** A login from a client address; answers status, body, Retry-After and how long it took. */
+  async function loginFrom(address: string, username: string, password: string) {
+    const started = performance.now();
+    const res = await h.app.inject({ method: 'POST', url: '/v1/auth/', remoteAddress: address, payload: { username, password } });
+    return { status: res.statusCode, json: res.json(), retryAfter: Number(res.headers['retry-after']), ms: performance.now() - started };
+  }
 
   it('answers 429 after too many failures for one login, and lets it in again later', async () => {
     const limit = h.config.throttle.loginFailuresPerUser;
@@ -134,5 +141,39 @@ describe('login throttling', () => {
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     h.clock.advance(h.config.throttle.windowS + 1);
     expect((await h.request('POST', '/v1/auth/', { body: { username: 'root', password: ROOT_PASSWORD } })).status).toBe(200);
+  });
+
+  it('does not let failures from one address lock a login out of another: they only slow it down, for a bounded time', async () => {
+    const attacker = '203.0.113.7';
+    const owner = '198.51.100.20';
+    const limit = h.config.throttle.loginFailuresPerUser;
+    for (let i = 0; i < limit + 2; i++) {
+      const res = await loginFrom(attacker, 'root', `guess-${i}`);
+      expect(res.status).toBe(i < limit ? 401 : 429);
+    }
+    // The owner, from another address: in at the first try, held at most the capped delay.
+    const owned = await loginFrom(owner, 'root', ROOT_PASSWORD);
+    expect(owned.status).toBe(200);
+    expect(owned.ms).toBeGreaterThanOrEqual(h.config.throttle.loginDelayMaxMs * 0.9);
+    expect(owned.ms).toBeLessThan(h.config.throttle.loginDelayMaxMs + 2000);
+    // The attacker's address stays refused for that login, right password or not.
+    const refused = await loginFrom(attacker, 'root', `guess-${limit + 2}`);
+    expect(refused.status).toBe(429);
+    expect(refused.json).toMatchObject({ code: 429, error: 'TooManyRequests', description: expect.any(String), message: expect.any(String) });
+    expect(refused.retryAfter).toBeGreaterThan(0);
+    expect((await loginFrom(attacker, 'root', ROOT_PASSWORD)).status).toBe(429);
+    // Another login from the attacker's address is not refused for root's failures.
+    expect((await loginFrom(attacker, 'nobody-else', 'x')).status).toBe(401);
+    // Once the window has slid past the failures, root gets in from that address too.
+    h.clock.advance(refused.retryAfter + 1);
+    expect((await loginFrom(attacker, 'root', ROOT_PASSWORD)).status).toBe(200);
+  });
+
+  it('still bounds the failures of one address across logins', async () => {
+    const sprayer = '192.0.2.99';
+    const limit = h.config.throttle.loginFailuresPerAddress;
+    for (let i = 0; i < limit; i++) expect((await loginFrom(sprayer, `user-${i}`, 'password')).status).toBe(401);
+    expect((await loginFrom(sprayer, 'root', ROOT_PASSWORD)).status).toBe(429);
+    expect((await loginFrom('192.0.2.100', 'root', ROOT_PASSWORD)).status).toBe(200);
   });
 });

@@ -40,10 +40,29 @@ describe('cached principals and models', () => {
     // Bearer or raw: another header, read once too.
     expect((await h.request('GET', '/v1/user/', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect(session).toHaveBeenCalledTimes(2);
-    // Any write to users, roles or tokens (here: a login, a new token) empties the cache.
-    await h.login('root', 'root-password-for-tests');
+    // A write that can change a session (here: a logout, a revocation) empties the cache.
+    const other = await h.login('root', 'root-password-for-tests');
+    expect(await status('DELETE', '/v1/auth/', other)).toBe(200);
     expect(await status('GET', '/v1/user/', token)).toBe(200);
-    expect(session).toHaveBeenCalledTimes(3);
+    expect(session).toHaveBeenCalledTimes(4);
+  });
+
+  it("keeps every other user's cached principal through logins", async () => {
+    const { token } = await h.userWith('ansel', ['view_user']);
+    const other = await h.userWith('berit', ['view_user']);
+    await warm(token);
+    await warm(other.token);
+    const session = vi.spyOn(AuthRepository.prototype, 'session');
+    for (let i = 0; i < 3; i++) {
+      await h.login('root', 'root-password-for-tests');
+      expect(await status('GET', '/v1/user/self/', token)).toBe(200);
+      expect(await status('GET', '/v1/user/self/', other.token)).toBe(200);
+    }
+    expect(session).not.toHaveBeenCalled();
+    // The new tokens themselves work at once (read once, then cached too).
+    const fresh = await h.login('root', 'root-password-for-tests');
+    await warm(fresh);
+    expect(session).toHaveBeenCalledTimes(1);
   });
 
   it('applies a change of the role permissions on the next request', async () => {

@@ -16,7 +16,10 @@ export interface SessionRow {
 /** Credentials, issued tokens, password reset tokens and the service's own secrets. */
 export class AuthRepository {
   private readonly sessionStmt;
-  /** Bumped by every write to the tokens table (issue, revocation, purge). */
+  /**
+   * Bumped by every write to the tokens table that can change a session read before:
+   * revocations. Not by issuing a token (see `addToken`).
+   */
   private readonly tokenChanges: ChangeCounter;
   /** The counters of the tables a session is read from. */
   private readonly sessionTables: readonly ChangeCounter[];
@@ -42,9 +45,10 @@ export class AuthRepository {
   }
 
   /**
-   * A number that changes whenever anything `session` reads may have changed: a write to
-   * the tokens, users or roles table (each counter only grows, so their sum changes when one
-   * does). A session read at a value stays what `session` answers while the value stays.
+   * A number that changes whenever anything `session` answered before may have changed: a
+   * revocation in the tokens table, a write to the users or roles table (each counter only
+   * grows, so their sum changes when one does). A session read at a value stays what
+   * `session` answers while the value stays.
    */
   sessionsVersion(): number {
     let sum = 0;
@@ -69,8 +73,14 @@ export class AuthRepository {
       .run();
   }
 
+  /**
+   * Stores a new token, and purges tokens expired for a day. Neither changes a session read
+   * before: the new `jti` was never read (a session is read only for an existing `jti`, and
+   * no absence is cached), and a purged token expired long before, as did any principal
+   * cached from it (a cached principal expires with its token). So no change is counted: a
+   * login does not empty the principal cache of everyone else.
+   */
   addToken(jti: string, userId: string, nowS: number, expiresAt: number): void {
-    this.tokenChanges.bump();
     this.db.insert(tokens).values({ jti, userId, timeCreated: nowS, expiresAt }).run();
     this.db.delete(tokens).where(lt(tokens.expiresAt, nowS - 86_400)).run();
   }

@@ -4,7 +4,9 @@ import type { Db } from './client.js';
  * Counts the writes to a table, so that what is read from it can be cached and known stale
  * exactly: a cache remembers the value it was filled at, and any later write bumps it.
  *
- * Every repository writing a table bumps its counter (`tableChanges`) before each write;
+ * Every repository writing a table bumps its counter (`tableChanges`) before each write
+ * that can change what a cache of the table holds (a write that cannot, such as the insert
+ * of a token under a new key, which no cache has read, need not: `AuthRepository.addToken`);
  * the control plane is the only process writing its database, and writes synchronously
  * (better-sqlite3), so no write can fall between a read and the caching of what was read.
  * A write rolled back still bumps: a needless refill, never a stale answer. What is read

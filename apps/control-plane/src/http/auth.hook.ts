@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { forbidden, tooManyRequests } from '../errors.js';
+import { ApiError, forbidden, tooManyRequests } from '../errors.js';
 import type { Principal } from '../services/principal.js';
 import type { AppServices } from './context.js';
 
@@ -10,6 +10,10 @@ import type { AppServices } from './context.js';
  *
  * A callback hook, not an async one: a principal the auth service has cached (the common
  * case: a client calling again with its token) is decided synchronously, without a promise.
+ *
+ * Server registration takes a discovery token or a user token. Registrations with a valid
+ * discovery token and requests with a wrong token are counted apart per address: wrong
+ * tokens past their limit answer 429, but never keep out a valid one.
  */
 export function registerAuthHook(app: FastifyInstance, services: AppServices): void {
   app.decorateRequest('principal', null);
@@ -24,6 +28,15 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
     if (missing.length) throw forbidden(`This call needs the api permission${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
   };
 
+  /** A refused registration: counted against its address; past the limit, 429 instead of 401. */
+  const refusedRegistration = (request: FastifyRequest, err: unknown): Error => {
+    if (!(err instanceof ApiError) || err.statusCode !== 401) return err as Error;
+    const nowMs = services.clock.nowMs();
+    const waitMs = services.registrations.wrong.retryAfterMs(request.ip, nowMs);
+    services.registrations.wrong.hit(request.ip, nowMs);
+    return waitMs > 0 ? tooManyRequests('Too many registrations with a wrong token from this address; retry later.', waitMs / 1000) : err;
+  };
+
   app.addHook('onRequest', (request, reply, done) => {
     const auth = request.routeOptions.config.auth;
     if (auth !== 'token' && auth !== 'discovery-or-token') {
@@ -31,16 +44,14 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
       return;
     }
     try {
-      if (auth === 'discovery-or-token') {
+      if (auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
         const nowMs = services.clock.nowMs();
-        const waitMs = services.registrations.retryAfterMs(request.ip, nowMs);
+        const waitMs = services.registrations.valid.retryAfterMs(request.ip, nowMs);
         if (waitMs > 0) throw tooManyRequests('Too many server registrations from this address; retry later.', waitMs / 1000);
-        services.registrations.hit(request.ip, nowMs);
-        if (services.discoveryTokens.matches(request.headers.authorization)) {
-          request.discovery = true;
-          done();
-          return;
-        }
+        services.registrations.valid.hit(request.ip, nowMs);
+        request.discovery = true;
+        done();
+        return;
       }
       const cached = services.auth.cached(request.headers.authorization);
       if (cached) {
@@ -61,7 +72,7 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
           done(err as Error);
         }
       },
-      (err: unknown) => done(err as Error),
+      (err: unknown) => done(auth === 'discovery-or-token' ? refusedRegistration(request, err) : (err as Error)),
     );
   });
 }

@@ -37,8 +37,19 @@ export interface AppServices {
   readonly discoveryTokens: DiscoveryTokens;
   readonly runners: RunnerService;
   /** Server registrations per client address (first-boot discovery is unauthenticated by users). */
-  readonly registrations: Throttle;
+  readonly registrations: RegistrationThrottles;
   readonly facts: FactsScheduler;
+}
+
+/**
+ * Server registrations (`POST /v1/server/`) per client address, two counts apart so that
+ * wrong tokens never refuse a right one: `valid`, registrations with a valid discovery token
+ * (a generous bound on what a leaked token can do from one address), and `wrong`, requests
+ * refused for a wrong token (past its limit they answer 429 instead of 401).
+ */
+export interface RegistrationThrottles {
+  readonly valid: Throttle;
+  readonly wrong: Throttle;
 }
 
 /**

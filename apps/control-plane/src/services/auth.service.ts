@@ -1,17 +1,33 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RoleData, Token, UserData } from '@carapace/models';
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { Stored } from '../db/versioned.repository.js';
 import { tooManyRequests, unauthorized } from '../errors.js';
 import { nowS, type Clock } from '../ports.js';
+import { credentialOf } from './authorization-header.js';
 import { DUMMY_HASH, verifyPassword } from './passwords.js';
 import { permissionSets, type Principal } from './principal.js';
-import type { Throttle } from './throttle.js';
+import type { Backoff, Throttle } from './throttle.js';
 import type { TokenSigner } from './token-signer.js';
 import type { UserService } from './user.service.js';
 
 /** How many authenticated principals `AuthService` remembers. */
 const PRINCIPAL_CACHE_SIZE = 10_000;
+
+/**
+ * How failed logins are throttled. Each failure counts against its login *and* the address
+ * it came from, so that an attacker cannot lock a named account out for everyone:
+ * `perLoginAndAddress` refuses (429) a login from an address that failed it too often,
+ * `perAddress` an address that failed too often whatever the logins, and `perLogin` holds
+ * every attempt at a login that failed from anywhere for a delay growing with its failures
+ * and capped at a few seconds: a delay, never a refusal.
+ */
+export interface LoginThrottles {
+  readonly perLoginAndAddress: Throttle;
+  readonly perAddress: Throttle;
+  readonly perLogin: Backoff;
+}
 
 /** A principal remembered for an `Authorization` header, until `expiresAt` (unix seconds). */
 interface CachedPrincipal {
@@ -25,11 +41,12 @@ interface CachedPrincipal {
  * The principal of a header (its session, user and role permissions) is remembered, so that
  * a client calling again with the same token costs no signature check, query nor parse. The
  * cache is exact: it holds while `AuthRepository.sessionsVersion` stays, which every write
- * to the users, roles and tokens tables changes (login, logout, revocation, password reset,
- * user or role change or deletion), and a change empties it before its next use; the
- * control plane is the only writer of its database. So a role change applies to the next
- * request, a revoked token is refused at once, and the expiry of the token is checked on
- * every request, cached or not. Cached principals are shared by requests: they are frozen.
+ * that can change a stored session changes (logout, revocation, password reset, user or
+ * role change or deletion), and a change empties it before its next use; the control plane
+ * is the only writer of its database. A login only adds a token, which changes no session
+ * read before, so it leaves the cache be. So a role change applies to the next request, a
+ * revoked token is refused at once, and the expiry of the token is checked on every
+ * request, cached or not. Cached principals are shared by requests: they are frozen.
  */
 export class AuthService {
   private readonly principals = new Map<string, CachedPrincipal>();
@@ -42,26 +59,36 @@ export class AuthService {
     private readonly signer: TokenSigner,
     private readonly clock: Clock,
     private readonly tokenTtlS: number,
-    private readonly throttles: { perUser: Throttle; perAddress: Throttle },
+    private readonly throttles: LoginThrottles,
   ) {}
 
-  /** Checks login and password and issues a token model. Failures are throttled (429). */
+  /**
+   * Checks login and password and issues a token model. Failures are throttled (see
+   * `LoginThrottles`): 429 with `Retry-After`, or a delay; 503 when too many passwords are
+   * being checked at once.
+   */
   async login(username: string, password: string, address: string): Promise<Token> {
-    const nowMs = this.clock.nowMs();
-    const userKey = `login:${username.toLowerCase()}`;
-    const addressKey = `login:${address}`;
-    const wait = Math.max(this.throttles.perUser.retryAfterMs(userKey, nowMs), this.throttles.perAddress.retryAfterMs(addressKey, nowMs));
-    if (wait > 0) throw tooManyRequests('Too many failed logins: try again later.', wait / 1000);
+    const login = username.toLowerCase();
+    const pairKey = `${address} ${login}`;
+    let nowMs = this.clock.nowMs();
+    const wait = Math.max(this.throttles.perLoginAndAddress.retryAfterMs(pairKey, nowMs), this.throttles.perAddress.retryAfterMs(address, nowMs));
+    if (wait > 0) throw tooManyRequests('Too many failed logins from this address: try again later.', wait / 1000);
+    const delayMs = this.throttles.perLogin.delayMs(login, nowMs);
+    if (delayMs > 0) {
+      await sleep(delayMs);
+      nowMs = this.clock.nowMs();
+    }
 
     const user = this.users.byLogin(username);
-    const hash = (user && this.repo.passwordHash(user.id)) ?? (await DUMMY_HASH);
+    const hash = (user && this.repo.passwordHash(user.id)) ?? DUMMY_HASH;
     const ok = await verifyPassword(password, hash);
     if (!user || !ok) {
-      this.throttles.perUser.hit(userKey, nowMs);
-      this.throttles.perAddress.hit(addressKey, nowMs);
+      this.throttles.perLoginAndAddress.hit(pairKey, nowMs);
+      this.throttles.perAddress.hit(address, nowMs);
+      this.throttles.perLogin.hit(login, nowMs);
       throw unauthorized('Invalid login or password.');
     }
-    this.throttles.perUser.clear(userKey);
+    this.throttles.perLoginAndAddress.clear(pairKey);
 
     const now = nowS(this.clock);
     const expiresAt = now + this.tokenTtlS;
@@ -80,7 +107,8 @@ export class AuthService {
   }
 
   /**
-   * The principal behind an `Authorization` header (`<token>` or `Bearer <token>`): signature,
+   * The principal behind an `Authorization` header (`<token>` or `Bearer <token>`, the
+   * scheme in any case): signature,
    * expiry, revocation, and the user and role as stored now. Throws 401 otherwise.
    */
   async authenticate(header: string | undefined): Promise<Principal> {
@@ -106,7 +134,7 @@ export class AuthService {
 
   private async lookup(header: string | undefined): Promise<Principal> {
     if (!header) throw unauthorized('This call needs a token: log in with POST /v1/auth/.');
-    const token = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
+    const token = credentialOf(header);
     const claims = token.length < 4096 ? await this.signer.verify(token, nowS(this.clock)) : null;
     if (!claims) throw unauthorized('The token is invalid or expired.');
     // From here to the caching, synchronous: no write can fall between the read and the

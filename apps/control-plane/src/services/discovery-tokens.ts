@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { credentialOf } from './authorization-header.js';
 
 /**
  * The discovery tokens servers register with. Several may be valid at once (rotation
@@ -11,11 +12,10 @@ export class DiscoveryTokens {
     this.digests = tokens.map((t) => createHash('sha256').update(t).digest());
   }
 
-  /** Whether the `Authorization` header holds a valid discovery token (raw or Bearer). */
+  /** Whether the `Authorization` header holds a valid discovery token (raw or Bearer, in any case). */
   matches(header: string | undefined): boolean {
     if (!header || this.digests.length === 0) return false;
-    const token = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
-    const digest = createHash('sha256').update(token).digest();
+    const digest = createHash('sha256').update(credentialOf(header)).digest();
     let ok = false;
     for (const d of this.digests) ok = timingSafeEqual(d, digest) || ok;
     return ok;

@@ -23,18 +23,18 @@ export class PasswordResetService {
     private readonly users: UserService,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
-    private readonly options: { ttlS: number; resetUrl: string; perUser: Throttle; perAddress: Throttle },
+    /** Requests are counted per login *and* address (so no one can keep a login from asking), and per address. */
+    private readonly options: { ttlS: number; resetUrl: string; perLoginAndAddress: Throttle; perAddress: Throttle },
   ) {}
 
   /** Requests a reset. Answers the same whether or not the login exists. */
   request(login: string, address: string): void {
     const nowMs = this.clock.nowMs();
-    const userKey = `reset:${login.toLowerCase()}`;
-    const addressKey = `reset:${address}`;
-    const wait = Math.max(this.options.perUser.retryAfterMs(userKey, nowMs), this.options.perAddress.retryAfterMs(addressKey, nowMs));
-    if (wait > 0) throw tooManyRequests('Too many password reset requests: try again later.', wait / 1000);
-    this.options.perUser.hit(userKey, nowMs);
-    this.options.perAddress.hit(addressKey, nowMs);
+    const pairKey = `${address} ${login.toLowerCase()}`;
+    const wait = Math.max(this.options.perLoginAndAddress.retryAfterMs(pairKey, nowMs), this.options.perAddress.retryAfterMs(address, nowMs));
+    if (wait > 0) throw tooManyRequests('Too many password reset requests from this address: try again later.', wait / 1000);
+    this.options.perLoginAndAddress.hit(pairKey, nowMs);
+    this.options.perAddress.hit(address, nowMs);
 
     const user = this.users.byLogin(login);
     if (!user) return;

@@ -1,32 +1,121 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ApiError } from '../errors.js';
 
 const PARAMS = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 64;
 
-function derive(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+/** How many scrypt derivations may run at once, and how many may wait for their turn. */
+export interface HashLimits {
+  readonly concurrency: number;
+  readonly queue: number;
 }
 
-/** Hashes a password with scrypt and a random salt: `scrypt$N$r$p$salt$hash` (base64url). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, KEY_LENGTH, PARAMS);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+/** One derivation at a time, 64 waiting: see `PasswordHashing`. */
+export const DEFAULT_HASH_LIMITS: HashLimits = { concurrency: 1, queue: 64 };
+
+/**
+ * Runs scrypt derivations with bounded concurrency and a bounded queue of waiting ones.
+ *
+ * A derivation takes tens of milliseconds of CPU and 16 MiB on a thread of libuv's pool (4
+ * threads, shared with file system, DNS and the WebCrypto HMAC that checks every uncached
+ * token). Unbounded, a flood of logins fills the pool and the CPUs, and every request
+ * waits behind it; bounded, hashing takes at most `concurrency` threads and CPUs, and a
+ * login past a full queue is answered 503 with `Retry-After` at once, holding nothing.
+ * The pool and the CPUs belong to the process, so the process has one instance, shared by
+ * every caller (`passwordHashing`).
+ */
+export class PasswordHashing {
+  private limits: HashLimits = DEFAULT_HASH_LIMITS;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  /** Mean duration of a derivation (ms), for `Retry-After`. */
+  private meanMs = 100;
+
+  /** Sets the bounds (from the configuration); applies to derivations started from now on. */
+  configure(limits: HashLimits): void {
+    if (!Number.isInteger(limits.concurrency) || limits.concurrency < 1 || !Number.isInteger(limits.queue) || limits.queue < 0) {
+      throw new RangeError(`invalid hash limits ${JSON.stringify(limits)}`);
+    }
+    this.limits = limits;
+    while (this.active < this.limits.concurrency && this.waiting.length) this.startNext();
+  }
+
+  /** Derivations running and waiting now. */
+  load(): { readonly active: number; readonly waiting: number } {
+    return { active: this.active, waiting: this.waiting.length };
+  }
+
+  /** Hashes a password with scrypt and a random salt: `scrypt$N$r$p$salt$hash` (base64url). */
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(16);
+    const key = await this.derive(password, salt, KEY_LENGTH, PARAMS);
+    return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  }
+
+  /** Checks a password against a stored hash, in constant time. */
+  async verify(password: string, stored: string): Promise<boolean> {
+    const [kind, n, r, p, salt, hash] = stored.split('$');
+    if (kind !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
+    const expected = Buffer.from(hash, 'base64url');
+    const key = await this.derive(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+    return key.length === expected.length && timingSafeEqual(key, expected);
+  }
+
+  private async derive(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+    await this.turn();
+    const started = performance.now();
+    try {
+      return await new Promise<Buffer>((resolve, reject) => {
+        scrypt(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
+      });
+    } finally {
+      this.meanMs = this.meanMs * 0.9 + (performance.now() - started) * 0.1;
+      this.active -= 1;
+      if (this.waiting.length && this.active < this.limits.concurrency) this.startNext();
+    }
+  }
+
+  /** Resolves when a derivation may start; throws a 503 when the queue is full. */
+  private turn(): Promise<void> {
+    if (this.active < this.limits.concurrency && this.waiting.length === 0) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    if (this.waiting.length >= this.limits.queue) {
+      const retryAfterS = ((this.waiting.length / this.limits.concurrency + 1) * this.meanMs) / 1000;
+      throw new ApiError(503, 'ServiceUnavailable', 'Too many logins at once: try again in a moment.', {
+        'retry-after': String(Math.max(1, Math.ceil(retryAfterS))),
+      });
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private startNext(): void {
+    const next = this.waiting.shift();
+    if (!next) return;
+    this.active += 1;
+    next();
+  }
 }
 
-/** Checks a password against a stored hash, in constant time. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [kind, n, r, p, salt, hash] = stored.split('$');
-  if (kind !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
-  return key.length === expected.length && timingSafeEqual(key, expected);
+/** The process's password hashing (the thread pool and the CPUs it bounds are the process's). */
+export const passwordHashing = new PasswordHashing();
+
+/** Hashes a password (see `PasswordHashing.hash`), within the process's bounds. */
+export function hashPassword(password: string): Promise<string> {
+  return passwordHashing.hash(password);
 }
 
-/** A hash of a random password, to compare against when the login is unknown (same timing). */
-export const DUMMY_HASH = hashPassword(randomBytes(16).toString('base64url'));
+/** Checks a password against a stored hash (see `PasswordHashing.verify`), within the process's bounds. */
+export function verifyPassword(password: string, stored: string): Promise<boolean> {
+  return passwordHashing.verify(password, stored);
+}
+
+/**
+ * What an unknown login's password is compared against, for the same timing as a known
+ * one: a stored hash's shape with random bytes for the key, which no password derives to.
+ */
+export const DUMMY_HASH = ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, randomBytes(16).toString('base64url'), randomBytes(KEY_LENGTH).toString('base64url')].join('$');
 
 /** A random password for a new account: 20 characters of base64url (120 bits). */
 export function generatePassword(): string {

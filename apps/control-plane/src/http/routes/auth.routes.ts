@@ -8,7 +8,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = 
     '/v1/auth',
     {
       config: { auth: 'none' },
-      schema: { tags: ['auth'], summary: 'Log in', body: LoginSchema, response: { 200: TokenSchema, '4xx': ErrorSchema } },
+      schema: { tags: ['auth'], summary: 'Log in', body: LoginSchema, response: { 200: TokenSchema, '4xx': ErrorSchema, 503: ErrorSchema } },
     },
     (request) => services.auth.login(request.body.username, request.body.password, request.ip),
   );
