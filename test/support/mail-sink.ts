@@ -12,12 +12,25 @@ export interface ReceivedMail {
 /** A real SMTP server on 127.0.0.1, port 0, keeping what it receives (the control plane mails passwords). */
 export class MailSink {
   readonly mails: ReceivedMail[] = [];
+  /** While set, every mail is refused with this SMTP reply code (451: try later; 550: never). */
+  refuseWith: number | null = null;
+  /** How many mails were refused. */
+  refused = 0;
   private waiters: (() => void)[] = [];
   private readonly server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onData: (stream, _session, callback) => {
+      const refuse = this.refuseWith;
+      if (refuse !== null) {
+        stream.on('end', () => {
+          this.refused += 1;
+          callback(Object.assign(new Error(refuse < 500 ? 'try again later' : 'refused for good'), { responseCode: refuse }));
+        });
+        stream.resume();
+        return;
+      }
       simpleParser(stream)
         .then((mail) => {
           const to = Array.isArray(mail.to) ? mail.to.map((a) => a.text).join(', ') : (mail.to?.text ?? '');
@@ -29,9 +42,9 @@ export class MailSink {
     },
   });
 
-  /** Listens; returns the port. */
-  async start(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  /** Listens (on `port`, or any free one); returns the port. */
+  async start(port = 0): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
     return (this.server.server.address() as AddressInfo).port;
   }
 

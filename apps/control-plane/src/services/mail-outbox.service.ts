@@ -100,7 +100,13 @@ export class MailOutbox implements Mailer {
 
   private scheduleNext(): void {
     if (this.closed) return;
-    const next = this.repo.nextDueMs();
+    let next: number | null;
+    try {
+      next = this.repo.nextDueMs();
+    } catch (err) {
+      this.log.error({ err }, 'cannot read the mail outbox; its mails go at the next start');
+      return;
+    }
     if (next === null) return;
     const delay = Math.min(Math.max(0, next - this.clock.nowMs()), 2_147_483_647);
     this.timer = setTimeout(() => {
