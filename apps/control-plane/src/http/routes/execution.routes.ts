@@ -119,6 +119,12 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
         request.log.error({ reqId: request.id, err, executionId: id }, 'log follow failed');
         stream.destroy();
       });
+      // Node sends the status line and headers with the first byte of the body, which a
+      // queued execution may not have for a long time: Fastify pipes the stream once the
+      // headers are set, and from then on they go at once.
+      reply.raw.once('pipe', () => {
+        if (!reply.raw.headersSent) reply.raw.flushHeaders();
+      });
       return reply.send(stream);
     },
   );
