@@ -228,6 +228,14 @@ describe('the bootstrap role at start', () => {
       } finally {
         await second.close();
       }
+      // a start with nothing to add writes nothing
+      const third = await createContainer(config, openDatabase(file), logger);
+      try {
+        expect(third.bootstrap.bootstrapRoleUpdated).toBe(false);
+        expect(third.services.roles.find(wheelId)?.version).toBe(2);
+      } finally {
+        await third.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
