@@ -9,6 +9,8 @@
  *              with about 10 KB of facts each                   target: p99 < 30 ms
  *   execution  POST /v1/execution/                              (ratio only)
  *   login      POST /v1/auth/ (scrypt by design)                (ratio only)
+ *   logins     GET /v1/cluster/ p50 at 1 connection, idle and while another client logs
+ *              in correctly BENCH_LOGIN_RATE (17) times a second    target: p50 ≤ 3 × idle
  *
  * The list latency targets are judged on a run with BENCH_LATENCY_CONNECTIONS (1)
  * connection: the time a client waits for a page. Under the saturating load of the
@@ -24,7 +26,8 @@
  * Environment: BENCH_DURATION_S (8), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (10),
  * BENCH_LATENCY_CONNECTIONS (1), BENCH_PIPELINING (1), BENCH_USERS (10000),
  * BENCH_SERVERS (10000), BENCH_ROUNDS (1: repeat the whole series and report the spread),
- * BENCH_ONLY (comma-separated cases among get,users,servers,execution,login),
+ * BENCH_ONLY (comma-separated cases among get,users,servers,execution,login,logins),
+ * BENCH_LOGIN_RATE (17: logins per second of the `logins` case),
  * BENCH_PIN (1: pin when possible; 0: never), BENCH_CPU_PROF (1: write V8 CPU profiles of
  * the Carapace server to BENCH_PROF_DIR or a kept temporary directory).
  *
@@ -57,7 +60,7 @@ import {
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVER_SCRIPT = join(HERE, 'api.server.ts');
 const PER_PAGE = 100;
-const CASES = ['get', 'users', 'servers', 'execution', 'login'] as const;
+const CASES = ['get', 'users', 'servers', 'execution', 'login', 'logins'] as const;
 type CaseKey = (typeof CASES)[number];
 
 class SettingError extends Error {}
@@ -90,6 +93,7 @@ const settings = (() => {
       users: Math.floor(envNumber('BENCH_USERS', 10_000, 100)),
       servers: Math.floor(envNumber('BENCH_SERVERS', 10_000, 100)),
       rounds: Math.floor(envNumber('BENCH_ROUNDS', 1, 1)),
+      loginRate: envNumber('BENCH_LOGIN_RATE', 17, 1),
       only: onlySetting(),
       pin: process.env.BENCH_PIN !== '0',
       cpuProf: process.env.BENCH_CPU_PROF === '1',
@@ -240,6 +244,8 @@ interface Measured {
 }
 
 let running: Instance | null = null;
+/** The login client of the `logins` case, while it runs. */
+let loginInstance: Instance | null = null;
 
 /** Runs autocannon once; collects the exact response time of every response (autocannon's own histogram has 1 ms steps). */
 function cannon(scenario: Scenario, durationS: number): Promise<{ result: Result; times: Float64Array; bytes: number }> {
@@ -407,7 +413,12 @@ function median(values: readonly number[]): number {
 // --- The cases ------------------------------------------------------------------------------
 
 /** What a row is judged on. */
-type Target = { readonly kind: 'ratio'; readonly min: number } | { readonly kind: 'p99'; readonly maxMs: number } | null;
+type Target =
+  | { readonly kind: 'ratio'; readonly min: number }
+  | { readonly kind: 'p99'; readonly maxMs: number }
+  /** p50 under a load ÷ p50 idle, at most `max`. */
+  | { readonly kind: 'p50-ratio'; readonly max: number }
+  | null;
 
 interface Case {
   readonly key: CaseKey;
@@ -422,15 +433,40 @@ interface Case {
 interface Row {
   readonly round: number;
   readonly caseKey: CaseKey;
-  /** A bare twin, a Carapace route under the throughput load, or at the latency load. */
-  readonly kind: 'twin' | 'throughput' | 'latency';
+  /** A bare twin, a Carapace route under the throughput load, at the latency load, or at the latency load while logins run. */
+  readonly kind: 'twin' | 'throughput' | 'latency' | 'loaded';
   readonly label: string;
   readonly connections: number;
   readonly m: Measured;
   /** The bare twin measured right before this row (throughput rows), else null. */
   readonly twin: Measured | null;
+  /** vs its bare twin (throughput rows); p50 ÷ idle p50 (loaded rows). */
   readonly ratio: number;
   readonly target: Target;
+}
+
+/**
+ * The `logins` case: the p50 of a cheap authenticated GET at one connection, idle, then
+ * while another client logs in correctly (each login runs scrypt and issues a token) at
+ * `ratePerS`. A login must neither starve the request path of CPU or of libuv's thread
+ * pool nor empty the cache of other clients' principals.
+ */
+interface LoginLoad {
+  readonly get: Scenario;
+  readonly logins: Scenario;
+  readonly ratePerS: number;
+}
+
+/** What the login client got while a loaded row was measured. */
+interface LoginStats {
+  readonly asked: number;
+  readonly reqPerS: number;
+  readonly ok: number;
+  /** 503 answers: the hash queue was full (load shed by design). */
+  readonly shed: number;
+  readonly p50: number;
+  readonly failures: number;
+  readonly failureDetail: string;
 }
 
 /**
@@ -445,12 +481,26 @@ function cpuPerRequest(m: Measured): number {
 
 function targetText(target: Target): string {
   if (!target) return '';
-  return target.kind === 'ratio' ? `ratio ≥ ${target.min}` : `p99 < ${target.maxMs} ms`;
+  switch (target.kind) {
+    case 'ratio':
+      return `ratio ≥ ${target.min}`;
+    case 'p99':
+      return `p99 < ${target.maxMs} ms`;
+    case 'p50-ratio':
+      return `p50 ≤ ${target.max} × idle`;
+  }
 }
 
 function meets(target: Target, ratio: number, p99: number): boolean | null {
   if (!target) return null;
-  return target.kind === 'ratio' ? ratio >= target.min : p99 < target.maxMs;
+  switch (target.kind) {
+    case 'ratio':
+      return ratio >= target.min;
+    case 'p99':
+      return p99 < target.maxMs;
+    case 'p50-ratio':
+      return ratio <= target.max;
+  }
 }
 
 function verdict(ok: boolean | null): string {
@@ -467,6 +517,7 @@ async function cleanup(): Promise<void> {
   if (cleaned) return;
   cleaned = true;
   running?.stop();
+  loginInstance?.stop();
   await Promise.all([...children].map(stopChild));
   rmSync(dataDir, { recursive: true, force: true });
 }
@@ -478,7 +529,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function setUp(bare: Server, carapace: Server, fixtures: Fixtures, password: string): Promise<Case[]> {
+async function setUp(bare: Server, carapace: Server, fixtures: Fixtures, password: string): Promise<{ cases: Case[]; loginLoad: LoginLoad | null }> {
   const loginBody = JSON.stringify({ username: 'root', password });
   const json = { 'content-type': 'application/json' };
   const token = (await postJson(carapace, '/v1/auth/', {}, { username: 'root', password })).id;
@@ -557,7 +608,63 @@ async function setUp(bare: Server, carapace: Server, fixtures: Fixtures, passwor
     null,
   );
   await add('login', scenario('POST /v1/auth/ (login)', carapace, 'POST', '/v1/auth/', json, loginBody), (b) => (typeof (b as { id?: unknown }).id === 'string' ? null : 'no token'), null);
-  return cases;
+
+  let loginLoad: LoginLoad | null = null;
+  if (settings.only.has('logins')) {
+    const get = { ...scenario('GET /v1/cluster/', carapace, 'GET', '/v1/cluster/', auth), connections: settings.latencyConnections };
+    await probe(get, (b) => ((b as { total?: unknown }).total === 1 ? null : 'not the one cluster'));
+    // Enough connections that logins waiting for their hash never hold the rate back.
+    const logins = { ...scenario('POST /v1/auth/ (login load)', carapace, 'POST', '/v1/auth/', json, loginBody), connections: 8, warmupS: 0 };
+    loginLoad = { get, logins, ratePerS: settings.loginRate };
+  }
+  return { cases, loginLoad };
+}
+
+/** Measures `load.get` while `load.logins` runs at its rate (started a second before, stopped after). */
+async function measureUnderLogins(load: LoginLoad): Promise<{ m: Measured; logins: LoginStats }> {
+  const times: number[] = [];
+  let shed = 0;
+  const leadS = 1;
+  const finished = new Promise<Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: load.logins.server.baseUrl + load.logins.path,
+        method: 'POST',
+        connections: load.logins.connections,
+        overallRate: load.ratePerS,
+        duration: settings.durationS + leadS + 1,
+        timeout: 10,
+        headers: load.logins.headers,
+        ...(load.logins.body === undefined ? {} : { body: load.logins.body }),
+        title: load.logins.name,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on('response', (_client, status, _bytes, responseTime) => {
+      if (status === 503) shed++;
+      else times.push(responseTime);
+    });
+    loginInstance = instance;
+  });
+  await new Promise((r) => setTimeout(r, leadS * 1000));
+  const m = await measure({ ...load.get, name: `${load.get.name} (while logins run)`, warmupS: 0 });
+  loginInstance?.stop();
+  loginInstance = null;
+  const result = await finished;
+  const failures = failuresOf(result);
+  const sorted = Float64Array.from(times).sort();
+  return {
+    m,
+    logins: {
+      asked: load.ratePerS,
+      reqPerS: result.requests.total / result.duration,
+      ok: result['2xx'],
+      shed,
+      p50: percentile(sorted, 50),
+      failures: failures.count - shed,
+      failureDetail: failures.detail,
+    },
+  };
 }
 
 async function main(): Promise<number> {
@@ -587,9 +694,11 @@ async function main(): Promise<number> {
       `(facts ${fmt(fixtures.factsBytes / 1024, 1)} KB each) in ${fmt(fixtures.seedServersMs / 1000, 1)} s; ` +
       `database ${fmt(fixtures.dbBytes / 1024 ** 2, 0)} MB`,
   );
-  const cases = await setUp(bare, carapace, fixtures, password);
+  const { cases, loginLoad } = await setUp(bare, carapace, fixtures, password);
 
   const rows: Row[] = [];
+  const loginLines: string[] = [];
+  let loginFailures = 0;
   for (let round = 1; round <= settings.rounds; round++) {
     log(`round ${round} of ${settings.rounds}`);
     for (const c of cases) {
@@ -622,9 +731,34 @@ async function main(): Promise<number> {
         });
       }
     }
+    if (loginLoad) {
+      const idle = await measure(loginLoad.get);
+      const idleLabel = `${loginLoad.get.name} (idle)`;
+      rows.push({ round, caseKey: 'logins', kind: 'latency', label: idleLabel, connections: loginLoad.get.connections, m: idle, twin: null, ratio: Number.NaN, target: null });
+      const { m, logins } = await measureUnderLogins(loginLoad);
+      const ratio = m.p50 / idle.p50;
+      rows.push({
+        round,
+        caseKey: 'logins',
+        kind: 'loaded',
+        label: `${loginLoad.get.name} (while ${fmt(loginLoad.ratePerS, 0)} logins/s)`,
+        connections: loginLoad.get.connections,
+        m,
+        twin: null,
+        ratio,
+        target: { kind: 'p50-ratio', max: 3 },
+      });
+      loginFailures += logins.failures;
+      loginLines.push(
+        `${settings.rounds > 1 ? `round ${round}: ` : ''}GET /v1/cluster/ p50 ${fmt(idle.p50, 2)} ms idle, ${fmt(m.p50, 2)} ms while logins run ` +
+          `(× ${fmt(ratio, 2)}); the login client asked ${fmt(logins.asked, 0)}/s, got ${fmt(logins.reqPerS, 1)}/s: ` +
+          `${logins.ok} logged in (p50 ${fmt(logins.p50, 0)} ms), ${logins.shed} shed with 503` +
+          (logins.failures ? `, ${logins.failures} FAILED (${logins.failureDetail})` : ''),
+      );
+    }
   }
 
-  const failures = rows.reduce((n, r) => n + r.m.failures, 0);
+  const failures = rows.reduce((n, r) => n + r.m.failures, 0) + loginFailures;
   const out: string[] = [];
   out.push('');
   out.push(
@@ -687,6 +821,7 @@ async function main(): Promise<number> {
     );
   }
   if (profDir) notes.push(`CPU profiles of the Carapace server: ${profDir}`);
+  if (loginLines.length) out.push('', 'GET while logins run (vs bare: p50 ÷ idle p50):', ...loginLines.map((l) => `  ${l}`));
   if (notes.length) out.push('', ...notes.map((n) => `note: ${n}`));
 
   // The summary: one line per Carapace scenario (medians over the rounds), judged on its target.
@@ -708,7 +843,7 @@ async function main(): Promise<number> {
     const ok = meets(target, ratio, p99);
     if (ok === true) met++;
     else if (ok === false) missed.push(label);
-    const judged = target ? these.map((r) => (target.kind === 'ratio' ? r.ratio : r.m.p99)) : [];
+    const judged = target ? these.map((r) => (target.kind === 'p99' ? r.m.p99 : r.ratio)) : [];
     const range = settings.rounds > 1 && judged.length ? ` [${fmt(Math.min(...judged), 3)} … ${fmt(Math.max(...judged), 3)}]` : '';
     const ownCpu = med((r) => cpuPerRequest(r.m));
     const bareCpu = median(twins.map(cpuPerRequest));

@@ -21,6 +21,8 @@ declare module 'autocannon' {
     title?: string;
     /** Milliseconds between the req/s samples. */
     sampleInt?: number;
+    /** Requests per second across all connections (unlimited when absent). */
+    overallRate?: number;
   }
 
   /** A percentile summary: `average`, `stddev`, `min`, `max`, `p50`, `p99`, … */
