@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { createContainer } from './container.js';
+import { withDiscoveryToken } from './discovery-token.js';
 import { openDatabase } from './db/client.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
@@ -42,6 +43,7 @@ export async function main(argv: string[]): Promise<void> {
 
   const log = createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  config = withDiscoveryToken(config, log);
   const db = openDatabase(join(config.dataDir, 'carapace.db'));
   const container = await createContainer(config, db, log);
   if (container.bootstrap.generatedPassword) {
