@@ -57,6 +57,9 @@ export class Harness {
         CARAPACE_SMTP_PORT: String(smtpPort),
         CARAPACE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
         CARAPACE_DISCOVERY_TOKEN: 'harness-discovery-token-0123456789',
+        // No held logins (the growing delay after repeated failures of a login) unless a
+        // test asks for them: suites sending many bad logins stay fast.
+        CARAPACE_THROTTLE_LOGIN_DELAY_BASE_MS: '0',
         ...env,
       },
     });
