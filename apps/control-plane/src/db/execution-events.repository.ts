@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
-import type { Db } from './client.js';
-import { parseFilter, parseSort, type ModelFields } from './list-query.js';
+import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
+import { budgetError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import { executionLogChunks, executionSteps } from './schema/index.js';
-import type { ListRequest, Page, Stored } from './versioned.repository.js';
+import { DEFAULT_LIMITS, type ListRequest, type Page, type Stored } from './versioned.repository.js';
 
 const STEP_FIELDS: ModelFields = {
   data: [],
@@ -47,7 +47,11 @@ interface StepRow {
 
 /** The steps and the log of executions; appends are idempotent. */
 export class ExecutionEventsRepository {
-  constructor(private readonly db: Db) {}
+  /** `queryBudgetMs` bounds the time of one step list query (`withQueryBudget`). */
+  constructor(
+    private readonly db: Db,
+    private readonly queryBudgetMs = DEFAULT_LIMITS.queryBudgetMs,
+  ) {}
 
   /** Stores a step once per `(execution, seq)`; true when it was new. */
   addStep(executionId: string, seq: number, step: StepInput, nowS: number): boolean {
@@ -76,10 +80,18 @@ export class ExecutionEventsRepository {
   listSteps(executionId: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
     const filter = parseFilter(STEP_FIELDS, request.filter);
     const order = parseSort(STEP_FIELDS, request.sortBy);
-    const where = filter.where ? sql`execution_id = ${executionId} AND ${filter.where}` : sql`execution_id = ${executionId}`;
-    const total = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n;
+    const where = filter.where ? sql`execution_id = ${executionId} AND ${filter.where} AND budget_check(rowid)` : sql`execution_id = ${executionId}`;
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const rows = this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`);
+    let total: number;
+    let rows: StepRow[];
+    try {
+      [total, rows] = withQueryBudget(this.db, this.queryBudgetMs, () => [
+        this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n,
+        this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`),
+      ]);
+    } catch (e) {
+      throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
+    }
     return {
       total,
       items: rows.map((r) => ({

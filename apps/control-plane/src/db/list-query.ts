@@ -1,6 +1,7 @@
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { badRequest } from '../errors.js';
-import { compileRegexp } from './client.js';
+import type { ApiError } from '../errors.js';
+import { compileRegexp, type QueryBudgetExceeded } from './client.js';
 import type { VersionedTable } from './schema/versioned.js';
 
 /** Which fields of a model's `data` may be filtered and sorted on, and the default order. */
@@ -182,6 +183,13 @@ export function parseSort(
   });
   parts.push(sql`rowid ASC`);
   return sql.join(parts, sql`, `);
+}
+
+/** The answer to a list query stopped at its time budget (`withQueryBudget`). */
+export function budgetError(e: QueryBudgetExceeded): ApiError {
+  return badRequest(
+    `The list query took longer than its budget of ${e.budgetMs} ms and was stopped: narrow the filter (a regexp on a long field is slow) or sort on an indexed field.`,
+  );
 }
 
 /** The table name of a versioned table, as an SQL identifier. */

@@ -4,7 +4,7 @@ import { SqliteError } from 'better-sqlite3';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { tableChanges, type ChangeCounter } from './change-counter.js';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
-import { fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { budgetError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
 import type { VersionedTable } from './schema/versioned.js';
 
 /** One stored version of a model: the envelope without `model`, and its `data`. */
@@ -78,7 +78,7 @@ export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBy
 export const MAX_DATA_DEPTH = 64;
 /** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
 const BATCH_ROWS = 256;
-const BATCH_BYTES = 1_048_576;
+const BATCH_BYTES = 512 * 1024;
 
 /** The result of an update that checks the envelope the caller last read. */
 export type UpdateResult<D> =
@@ -332,14 +332,7 @@ export class VersionedRepository<D> {
         }
       });
     } catch (e) {
-      if (e instanceof QueryBudgetExceeded) {
-        throw new ApiError(
-          400,
-          'BadRequest',
-          `The list query took longer than its budget of ${e.budgetMs} ms and was stopped: narrow the filter (a regexp on a large field is slow) or sort on an indexed field.`,
-        );
-      }
-      throw e;
+      throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
     }
   }
 

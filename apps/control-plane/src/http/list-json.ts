@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../db/versioned.repository.js';
 
 const OPEN = Buffer.from('{"items":[');
@@ -7,6 +6,36 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from('}');
 /** The bytes an `all` answer holds ready before it waits for the client to take them. */
 const STREAM_HIGH_WATER_BYTES = 64 * 1024;
+
+/**
+ * Turns for the batches of streamed answers: one batch of one answer per turn of the event
+ * loop (round robin), whatever the number of answers under way, so that together they hold
+ * the loop for one batch at a time and other requests are read and answered in between.
+ */
+class BatchTurns {
+  private readonly waiting: (() => void)[] = [];
+  private scheduled = false;
+
+  /** Resolves when the caller may read and write its next batch. */
+  next(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.waiting.shift()?.();
+      if (this.waiting.length > 0) this.schedule();
+    });
+  }
+}
+
+const turns = new BatchTurns();
 
 /** The JSON of the items of a list, each as stored when it can be, else serialized. */
 function itemParts<D>(items: readonly ListItem<D>[], name: string, serialize: (model: Stored<D>) => string, first: boolean): Buffer[] {
@@ -44,8 +73,8 @@ export function listJson<D>(request: ListRequest, page: Page<ListItem<D>>, model
 /**
  * The body of an `all` list (`page: 1`, `per_page` and `total` the number of items), as a
  * stream: one batch of the cursor at a time, read only when the client has taken the bytes
- * before (the stream's high-water mark, then the socket's `drain`), with a turn of the event
- * loop between batches. What one answer holds in memory is a batch, whatever the number of
+ * before (the stream's high-water mark, then the socket's `drain`), one batch of all the
+ * answers under way per turn of the event loop (`BatchTurns`). What one answer holds in memory is a batch, whatever the number of
  * matches, and other requests run while it is written.
  */
 export function listStream<D>(cursor: ListCursor<ListItem<D>>, model: string, serialize: (model: Stored<D>) => string): Readable {
@@ -54,11 +83,11 @@ export function listStream<D>(cursor: ListCursor<ListItem<D>>, model: string, se
     yield OPEN;
     let written = 0;
     for (;;) {
+      await turns.next();
       const items = cursor.next();
       if (items.length === 0) break;
       yield Buffer.concat(itemParts(items, name, serialize, written === 0));
       written += items.length;
-      await yieldToEventLoop();
     }
     yield Buffer.from(`],"page":1,"per_page":${written},"total":${written}}`);
   }
