@@ -2,6 +2,9 @@
  * Manual use of the lab (as root):
  *
  *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG]   boot N hosts that outlive this command
+ *   npx tsx test/lab/cli.ts up N --discover [--url URL] [--data-dir DIR] [--token T] [--timeout S]
+ *                                  boot N hosts that register themselves with the running control plane
+ *   npx tsx test/lab/cli.ts bridge                                 create the lab bridge (10.77.0.1) for a control plane to listen on
  *   npx tsx test/lab/cli.ts status                                 list lab hosts on this machine
  *   npx tsx test/lab/cli.ts down                                   remove the hosts `up` made (and stale ones)
  *   npx tsx test/lab/cli.ts sweep [--all]                          remove leftovers of dead processes (--all: every lab!)
@@ -20,14 +23,21 @@ import {
   sweepStale,
 } from './lab.js';
 import type { ImageOptions } from './lab.js';
+import { LAB_GATEWAY, ensureBridge } from './lab.js';
+import { listensOnGateway, upDiscover } from './discover-cli.js';
 
 const CLI_DIR = join(LAB_STATE_DIR, 'cli');
 
 function usage(): never {
   process.stderr.write(
     [
-      'usage: npx tsx test/lab/cli.ts <command>',
+      'usage: npm run lab -- <command>   (or npx tsx test/lab/cli.ts <command>)',
       '  up N [--image NAME --extra PKG,...]  boot N lab hosts (they keep running after this command)',
+      '  up N --discover [--url URL] [--data-dir DIR] [--token TOKEN] [--timeout SECONDS]',
+      '                                       boot N hosts seeded only with the user-data of `carapace cloud-config`',
+      '                                       for the running control plane (default URL http://10.77.0.1:8080, data dir ./data);',
+      '                                       wait until they registered and are operational',
+      `  bridge                               create the lab bridge (${LAB_GATEWAY}) so a control plane can listen on it`,
       '  status                               list lab hosts on this machine',
       '  down                                 stop and remove the hosts made by `up` (and stale leftovers)',
       '  sweep [--all]                        remove leftovers of dead processes (--all: every lab, even live ones)',
@@ -50,6 +60,11 @@ async function main(): Promise<void> {
       image: { type: 'string' },
       extra: { type: 'string' },
       all: { type: 'boolean', default: false },
+      discover: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      'data-dir': { type: 'string' },
+      token: { type: 'string' },
+      timeout: { type: 'string' },
     },
   });
   const [command, arg] = positionals;
@@ -60,6 +75,12 @@ async function main(): Promise<void> {
       const existing = (await listLabSlots()).filter((s) => s.persistent);
       if (existing.length > 0)
         throw new Error(`a lab made by \`up\` exists already (${existing.map((s) => s.machine).join(' ')}); run \`down\` first`);
+      if (values.discover) {
+        const timeout = values.timeout === undefined ? 300 : Number(values.timeout);
+        if (!Number.isFinite(timeout) || timeout <= 0) usage();
+        await upDiscover({ hosts: n, url: values.url, dataDir: values['data-dir'], token: values.token, timeoutS: timeout, image: imageOptions(values) });
+        break;
+      }
       const key = await generateKeyPair(CLI_DIR);
       const lab = await createLab({ hosts: n, name: 'cli', sshKey: key, persistent: true, image: imageOptions(values) });
       const inventory = await lab.writeInventory(join(CLI_DIR, 'inventory.ini'));
@@ -78,8 +99,14 @@ async function main(): Promise<void> {
       process.stdout.write(lines.join('\n'));
       break;
     }
+    case 'bridge': {
+      await ensureBridge();
+      process.stdout.write(`bridge carlab0 is up with ${LAB_GATEWAY}/24: start the control plane with CARAPACE_HTTP_HOST=${LAB_GATEWAY}\n`);
+      break;
+    }
     case 'down': {
-      const removed = await destroyPersistentLabs({ removeBridge: true });
+      // The bridge stays while a control plane listens on it (it is needed for the next `up`).
+      const removed = await destroyPersistentLabs({ removeBridge: !(await listensOnGateway()) });
       process.stdout.write(removed.length ? `removed ${removed.join(' ')}\n` : 'nothing to remove\n');
       break;
     }

@@ -9,7 +9,7 @@
  * - host dir `/var/lib/carapace-lab/hosts/carlabN/` (overlay upper/work, `root/`, console log, disks)
  * - cgroups `carapace-lab/carlabN` in the machine's cgroup hierarchies
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { chmod, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -70,6 +70,14 @@ function debug(line: string): void {
   if (DEBUG) process.stderr.write(`[carapace-lab +${Date.now() - debugStart}ms] ${line}\n`);
 }
 const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * The machine's DMI product UUID. nspawn shows the machine's /sys to every host, so on a machine
+ * that has one every host would report the same hardware id (and register as one server): each
+ * host gets a UUID of its own, bound over this file. Without it (a container), hosts have no
+ * DMI and the discovery script uses their own /etc/machine-id.
+ */
+export const DMI_PRODUCT_UUID = '/sys/class/dmi/id/product_uuid';
 
 /** The tools the lab runs, and the Debian packages that have them. */
 const REQUIRED_TOOLS: Record<string, string> = {
@@ -610,6 +618,7 @@ export class LabHost {
       ].join('\n'),
     );
     await writeFile(join(etc, 'machine-id'), `${randomBytes(16).toString('hex')}\n`);
+    await writeFile(join(this.dir, 'product_uuid'), `${randomUUID()}\n`);
     await rm(join(etc, 'resolv.conf'), { force: true });
     await writeFile(
       join(etc, 'resolv.conf'),
@@ -699,6 +708,7 @@ export class LabHost {
       '--link-journal=no',
       '--resolv-conf=off',
       ...this.disks.map((d) => `--bind=${d.loop}:${d.device}`),
+      ...((await exists(DMI_PRODUCT_UUID)) ? [`--bind-ro=${join(this.dir, 'product_uuid')}:${DMI_PRODUCT_UUID}`] : []),
       ...this.setup.nspawnArgs,
     ];
     let child: ChildProcess;

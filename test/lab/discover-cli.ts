@@ -1,0 +1,76 @@
+/** `npm run lab -- up N --discover`: the lab CLI's way to discoverLab(). */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { LAB_GATEWAY, LAB_STATE_DIR, listLabSlots } from './lab.js';
+import type { ImageOptions } from './lab.js';
+import { DEFAULT_CONTROL_PLANE_URL, controlPlaneAccess, discoverLab } from './discover.js';
+import { run } from './sys.js';
+
+const CLI_DIR = join(LAB_STATE_DIR, 'cli');
+
+export interface UpDiscoverOptions {
+  hosts: number;
+  url?: string;
+  dataDir?: string;
+  token?: string;
+  timeoutS: number;
+  image?: ImageOptions;
+  out?: NodeJS.WritableStream;
+}
+
+/** Whether a process listens on the lab gateway address (a control plane started for lab hosts). */
+export async function listensOnGateway(): Promise<boolean> {
+  const r = await run('ss', ['-Hltn', 'src', LAB_GATEWAY], { check: false });
+  return r.exitCode === 0 && r.stdout.trim() !== '';
+}
+
+/** Boots `hosts` persistent lab hosts that join the running control plane, and reports how they did. */
+export async function upDiscover(opts: UpDiscoverOptions): Promise<void> {
+  const out = opts.out ?? process.stdout;
+  const say = (line = ''): void => void out.write(`${line}\n`);
+  const existing = (await listLabSlots()).filter((s) => s.persistent);
+  if (existing.length > 0) throw new Error(`a lab made by \`up\` exists already (${existing.map((s) => s.machine).join(' ')}); run \`npm run lab -- down\` first`);
+  const dataDir = opts.dataDir ?? 'data';
+  const url = opts.url ?? DEFAULT_CONTROL_PLANE_URL;
+  const access = await controlPlaneAccess({ dataDir, url, token: opts.token });
+  const keyFile = join(dataDir, 'runner', 'id_ed25519.pub');
+  say(`control plane:   ${access.url} (answers)`);
+  say(`discovery token: from ${access.tokenSource}`);
+  say(`runner key:      ${keyFile} (${access.publicKey.split(' ').slice(0, 1).join('')} …${access.publicKey.slice(-12)})`);
+  say(`checking with:   ${access.credentials ? `login ${access.credentials.login} (password from ${access.credentials.source})` : 'no password found (CARAPACE_ADMIN_PASSWORD, data/initial-admin-password): registration only'}`);
+
+  const started = Date.now();
+  const discovered = await discoverLab({
+    hosts: opts.hosts,
+    access,
+    name: 'cli',
+    persistent: true,
+    image: opts.image,
+    timeoutMs: opts.timeoutS * 1000,
+    keepOnFailure: true,
+    log: (line) => say(`  ${line}`),
+  }).catch((err: unknown) => {
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}\n` +
+        `(waited at most ${opts.timeoutS} s after boot; --timeout changes it. The hosts are left running to look at: \`npm run lab -- status\`; \`npm run lab -- down\` removes them.)`,
+    );
+  });
+  await mkdir(CLI_DIR, { recursive: true, mode: 0o700 });
+  const userDataFile = join(CLI_DIR, 'user-data');
+  await writeFile(userDataFile, discovered.userData, { mode: 0o600 });
+
+  say(`user-data:       ${userDataFile} (what \`carapace cloud-config --url ${access.url} TOKEN ${relative(process.cwd(), keyFile) || keyFile}\` prints)`);
+  say();
+  for (const h of discovered.hosts)
+    say(`${h.host.name.padEnd(10)} ${h.host.ip.padEnd(12)} server ${h.serverId}  ${h.state ?? (discovered.checked === 'none' ? 'booted' : 'registered')}`);
+  const t = discovered.timings;
+  say();
+  say(
+    `${opts.hosts} host(s) booted in ${t.bootedS} s` +
+      (t.registeredS === undefined ? '' : `, registered in ${t.registeredS} s`) +
+      (t.operationalS === undefined ? '' : `, operational in ${t.operationalS} s`) +
+      ` (${((Date.now() - started) / 1000).toFixed(1)} s in all)`,
+  );
+  say(`servers:         carapace server get-all -o table   (with CARAPACE_URL=${access.url})`);
+  say('remove:          npm run lab -- down   (the servers stay registered in the control plane)');
+}
