@@ -193,7 +193,7 @@ export class InfrastructureClient extends AccountsClient {
   /**
    * Revokes a runner's token and closes its stream (`DELETE /v1/runner/{name}/`;
    * `delete_runner`; a Carapace extension): the runner is removed from the list and its token
-   * no longer works. 404 when no runner has that name. The API answers 204 without a body.
+   * no longer works. 404 when no runner has that name. The API answers 200 with `{}`.
    */
   async deleteRunner(name: string, options?: RequestOptions): Promise<void> {
     await this.transport.text({ method: 'DELETE', path: `/v1/runner/${segment(name)}/`, auth: this.auth, options }, 'application/json');

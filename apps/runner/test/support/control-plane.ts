@@ -86,7 +86,7 @@ export class ControlPlaneBed {
   /** Issues a runner token (POST /v1/runner/) and starts a real agent with it. */
   async agent(name: string, ports: AgentPorts, options: Partial<AgentOptions> = {}): Promise<TestAgent> {
     const issued = await this.h.request('POST', '/v1/runner/', { token: this.root, body: { name, labels: { site: 'test' } } });
-    if (issued.status !== 201) throw new Error(`runner ${name}: ${issued.status} ${issued.body}`);
+    if (issued.status !== 200) throw new Error(`runner ${name}: ${issued.status} ${issued.body}`);
     const workDir = mkdtempSync(join(tmpdir(), 'carapace-agent-'));
     this.dirs.push(workDir);
     const log = new RecordedLog();

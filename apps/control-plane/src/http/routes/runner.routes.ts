@@ -1,11 +1,11 @@
-import { ErrorSchema, RunnerCreateSchema, RunnerSchema, RunnerTokenSchema } from '@carapace/models';
+import { EmptySchema, ErrorSchema, RunnerCreateSchema, RunnerSchema, RunnerTokenSchema } from '@carapace/models';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf, type AppServices } from '../context.js';
 
 /**
  * Runners (Carapace extension of /v1): the list with their live state, issuing a runner
- * token, and revoking one.
+ * token, and revoking one. Every success is 200, as everywhere in the API (api-v1 §1).
  */
 export const runnerRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {
   app.get(
@@ -28,13 +28,10 @@ export const runnerRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> 
         tags: ['runner'],
         summary: 'Issue the token of a new runner (shown once)',
         body: RunnerCreateSchema,
-        response: { 201: RunnerTokenSchema, '4xx': ErrorSchema },
+        response: { 200: RunnerTokenSchema, '4xx': ErrorSchema },
       },
     },
-    async (request, reply) => {
-      const issued = services.runners.create(request.body.name, request.body.labels ?? {}, principalOf(request).user.id);
-      return reply.code(201).send(issued);
-    },
+    (request) => services.runners.create(request.body.name, request.body.labels ?? {}, principalOf(request).user.id),
   );
   app.delete(
     '/v1/runner/:name',
@@ -44,12 +41,12 @@ export const runnerRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> 
         tags: ['runner'],
         summary: 'Revoke a runner token and close its stream',
         params: Type.Object({ name: Type.String({ maxLength: 63 }) }),
-        response: { 204: Type.Null(), '4xx': ErrorSchema },
+        response: { 200: EmptySchema, '4xx': ErrorSchema },
       },
     },
-    async (request, reply) => {
+    (request) => {
       services.runners.delete(request.params.name);
-      return reply.code(204).send(null);
+      return {};
     },
   );
 };
