@@ -60,7 +60,7 @@ describe('transport and errors (api-v1 §1, §2)', () => {
       { method: 'POST', url: '/v1/role/', body: { name: 'r', permissions: [{ name: 'api' }] }, status: 400 },
       { method: 'GET', url: '/v1/user/not-a-uuid/', status: 404 },
       { method: 'GET', url: `/v1/user/${'a'.repeat(300)}/`, status: 404 },
-      { method: 'GET', url: '/v1/user/3f1e1b4c-1111-4222-8333-444455556666/version/x/', status: 404 },
+      { method: 'GET', url: '/v1/user/3f1e1b4c-1111-4222-8333-444455556666/version/x/', status: 400, error: 'BadRequest' },
       { method: 'GET', url: '/v1/user/3f1e1b4c-1111-4222-8333-444455556666/version/0/', status: 404 },
       { method: 'PUT', url: '/v1/user/not-a-uuid/', body: {}, status: 404 },
       { method: 'DELETE', url: '/v1/role/not-a-uuid/', status: 404 },
