@@ -1,26 +1,31 @@
 #!/usr/bin/env node
-// Starts the control plane from its compiled output, building it and the libraries it uses first when it
-// runs from a source checkout (TypeScript present) so that no separate build step is needed.
-import { execFileSync } from 'node:child_process';
+// Starts the control plane from its compiled output. From a source checkout it first builds,
+// once and only when a source changed since the last build, every project of
+// tsconfig.build.json: the control plane, the embedded runner it starts (which is told not to
+// build again) and the carapace command. CARAPACE_SKIP_BUILD=1 starts what is built as is.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+const parentPid = process.ppid;
 const entry = new URL('../dist/main.js', import.meta.url);
-const buildConfig = fileURLToPath(new URL('../tsconfig.json', import.meta.url));
-const inCheckout = existsSync(fileURLToPath(new URL('../../../tsconfig.build.json', import.meta.url)));
-if (inCheckout) {
-  let tsc = null;
+const helper = new URL('../../../scripts/build-if-stale.js', import.meta.url);
+const buildConfig = fileURLToPath(new URL('../../../tsconfig.build.json', import.meta.url));
+if (process.env.CARAPACE_SKIP_BUILD !== '1' && existsSync(fileURLToPath(helper)) && existsSync(buildConfig)) {
+  const { buildIfStale } = await import(helper.href);
   try {
-    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    await buildIfStale(buildConfig, {
+      onBuild: () => process.stderr.write('carapace-control-plane: building the TypeScript sources (changed since the last build)...\n'),
+    });
   } catch {
-    // A production install without TypeScript runs what is already built.
+    process.stderr.write('carapace-control-plane: building failed (see above).\n');
+    process.exit(1);
   }
-  if (tsc) execFileSync(process.execPath, [tsc, '-b', buildConfig], { stdio: 'inherit' });
 }
-if (!existsSync(entry)) {
+if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('carapace-control-plane: not built, and TypeScript is not installed to build it (run npm ci).\n');
   process.exit(1);
 }
 const { main } = await import(entry.href);
-await main(process.argv.slice(2));
+// Under npm (npm start, npx) the control plane stops with npm, even when npm is killed
+// without a chance to forward a signal.
+await main(process.argv.slice(2), { parentPid: process.env.npm_lifecycle_event ? parentPid : undefined });

@@ -24,6 +24,12 @@ export function findRunnerBin(): string | null {
  * is a complete installation. The two talk only over gRPC on loopback, like any runner; the
  * child gets a fresh token at every start and its SSH key lives in `<dataDir>/runner/`.
  * A crashed runner is restarted with backoff; stop() drains it.
+ *
+ * The child never outlives the control plane: it runs in its own process group (a terminal's
+ * Ctrl-C reaches only the control plane, which drains the runner once, instead of the runner
+ * seeing two signals and stopping at once), and it drains and exits when its stdin, a pipe
+ * from the control plane, closes, which happens however the control plane ends, SIGKILL
+ * included. The control plane builds the runner with itself: the child does not build.
  */
 export class EmbeddedRunner {
   private child: ChildProcess | null = null;
@@ -58,8 +64,11 @@ export class EmbeddedRunner {
       CARAPACE_RUNNER_CANCEL_GRACE_MS: process.env.CARAPACE_RUNNER_CANCEL_GRACE_MS ?? '2000',
       CARAPACE_RUNNER_LOG_LEVEL: process.env.CARAPACE_RUNNER_LOG_LEVEL ?? this.options.logLevel,
       ...(this.options.slots ? { CARAPACE_RUNNER_SLOTS: String(this.options.slots) } : {}),
+      CARAPACE_SKIP_BUILD: '1',
     };
-    const child = spawn(process.execPath, [bin], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [bin, '--exit-with-stdin'], { env, stdio: ['pipe', 'inherit', 'inherit'], detached: true });
+    // Never written to: it is the lifeline the child watches.
+    child.stdin?.on('error', () => undefined);
     this.child = child;
     const startedAt = Date.now();
     child.on('exit', (code, signal) => {

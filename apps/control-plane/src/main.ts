@@ -17,8 +17,19 @@ CARAPACE_CONFIG), overridden by CARAPACE_* environment variables; see the README
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
-/** Starts the control plane and runs until SIGINT or SIGTERM. */
-export async function main(argv: string[]): Promise<void> {
+const PARENT_CHECK_MS = 1000;
+
+export interface MainOptions {
+  /**
+   * Stop (as on SIGTERM) when the parent process is no longer this one. The bin sets it under
+   * npm: npm killed with SIGKILL cannot forward a signal, and the control plane must not live
+   * on, re-parented, holding its ports.
+   */
+  parentPid?: number;
+}
+
+/** Starts the control plane and runs until SIGINT, SIGTERM or SIGHUP (or its parent's end, see MainOptions). */
+export async function main(argv: string[], options: MainOptions = {}): Promise<void> {
   let args;
   try {
     args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
@@ -67,8 +78,13 @@ export async function main(argv: string[]): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // npm forwards the terminal's SIGINT that the process group got too: one shutdown.
+      log.info({ signal }, 'already shutting down');
+      return;
+    }
     stopping = true;
+    clearInterval(parentCheck);
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown grace period over: exiting');
@@ -89,6 +105,17 @@ export async function main(argv: string[]): Promise<void> {
         process.exit(1);
       });
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  // `on`, not `once`: a repeated signal must not fall back to the default action (an
+  // immediate exit without the drain).
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  // Linux has no parent-death event a Node program can ask for: a re-parented process sees
+  // its ppid change.
+  const { parentPid } = options;
+  const parentCheck = parentPid
+    ? setInterval(() => {
+        if (process.ppid === parentPid) return;
+        log.warn({ parentPid }, 'the parent process is gone');
+        stop('parent exited');
+      }, PARENT_CHECK_MS).unref()
+    : undefined;
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -79,6 +79,45 @@ describe('carapace-control-plane command', () => {
       expect(statSync(join(data, 'runner', 'id_ed25519')).mode & 0o777).toBe(0o600);
       expect(await stop(cp.child)).toBe(0);
     } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('never leaves its embedded runner behind: killed with SIGKILL, the runner sees its stdin close, drains and exits', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'carapace-start-lifeline-'));
+    let runnerPid = 0;
+    try {
+      const cp = await start(data, { CARAPACE_RUNNER: 'embedded', CARAPACE_GRPC_PORT: '0', CARAPACE_ADMIN_PASSWORD: 'embedded-admin-password' });
+      let stdout = '';
+      cp.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      const login = await fetch(`${cp.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password: 'embedded-admin-password' }) });
+      const token = ((await login.json()) as { id: string }).id;
+      let state: string | undefined;
+      for (let i = 0; i < 240 && state !== 'connected'; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        const list = (await (await fetch(`${cp.url}/v1/runner/`, { headers: { authorization: token } })).json()) as { items: { name: string; state: string }[] };
+        state = list.items.find((r) => r.name === 'embedded')?.state;
+      }
+      expect(state).toBe('connected');
+      const children = readFileSync(`/proc/${cp.child.pid}/task/${cp.child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+      runnerPid = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('carapace-runner.js')) ?? 0;
+      expect(runnerPid).toBeGreaterThan(0);
+      cp.child.removeAllListeners('exit');
+      cp.child.kill('SIGKILL');
+      const gone = () => {
+        try {
+          return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${runnerPid}/stat`, 'utf8'));
+        } catch {
+          return true;
+        }
+      };
+      for (let i = 0; i < 150 && !gone(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(gone()).toBe(true);
+      expect(stdout).toContain('"signal":"stdin closed","msg":"draining, then stopping"');
+      expect(stdout).toContain('"msg":"runner stopped"');
+    } finally {
+      // Only after a failure above.
+      if (runnerPid && existsSync(`/proc/${runnerPid}`)) process.kill(runnerPid, 'SIGKILL');
       rmSync(data, { recursive: true, force: true });
     }
   }, 180_000);

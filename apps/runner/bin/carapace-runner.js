@@ -1,24 +1,26 @@
 #!/usr/bin/env node
-// Starts the runner from its compiled output, building it and the libraries it uses first when it
-// runs from a source checkout (TypeScript present) so that no separate build step is needed.
-import { execFileSync } from 'node:child_process';
+// Starts the runner from its compiled output. From a source checkout it first builds the runner
+// and the libraries it uses when a source changed since their last build. The control plane
+// starts its embedded runner with CARAPACE_SKIP_BUILD=1: it has built everything already.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const entry = new URL('../dist/main.js', import.meta.url);
+const helper = new URL('../../../scripts/build-if-stale.js', import.meta.url);
 const buildConfig = fileURLToPath(new URL('../tsconfig.json', import.meta.url));
 const inCheckout = existsSync(fileURLToPath(new URL('../../../tsconfig.build.json', import.meta.url)));
-if (inCheckout) {
-  let tsc = null;
+if (process.env.CARAPACE_SKIP_BUILD !== '1' && inCheckout && existsSync(fileURLToPath(helper))) {
+  const { buildIfStale } = await import(helper.href);
   try {
-    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    await buildIfStale(buildConfig, {
+      onBuild: () => process.stderr.write('carapace-runner: building the TypeScript sources (changed since the last build)...\n'),
+    });
   } catch {
-    // A production install without TypeScript runs what is already built.
+    process.stderr.write('carapace-runner: building failed (see above).\n');
+    process.exit(1);
   }
-  if (tsc) execFileSync(process.execPath, [tsc, '-b', buildConfig], { stdio: 'inherit' });
 }
-if (!existsSync(entry)) {
+if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('carapace-runner: not built, and TypeScript is not installed to build it (run npm ci).\n');
   process.exit(1);
 }

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,11 +11,13 @@ import { startAnsibleRun } from './executor/index.js';
 import { gatherFacts, preflight } from './ssh/index.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: carapace-runner [--config FILE]
+const USAGE = `Usage: carapace-runner [--config FILE] [--exit-with-stdin]
 
 Connects to the Carapace control plane over gRPC and runs the executions it is given with
 ansible-playbook. Configuration: the YAML file (--config or CARAPACE_RUNNER_CONFIG),
-overridden by CARAPACE_RUNNER_* environment variables; see apps/runner/README.md.`;
+overridden by CARAPACE_RUNNER_* environment variables; see apps/runner/README.md.
+--exit-with-stdin drains and stops when standard input closes (a supervisor's lifeline:
+the control plane starts its embedded runner so).`;
 
 /** Reads the SSH key pair, generating an ed25519 one the first time. Returns the public key. */
 export function ensureKeyPair(privateKeyFile: string): string {
@@ -84,7 +86,10 @@ export function realPorts(config: RunnerConfig): AgentPorts {
 export async function main(argv: string[]): Promise<void> {
   let args;
   try {
-    args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseArgs({
+      args: argv,
+      options: { config: { type: 'string', short: 'c' }, 'exit-with-stdin': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
@@ -126,17 +131,19 @@ export async function main(argv: string[]): Promise<void> {
     log,
   );
   log.info({ controlPlane: config.controlPlane, slots: config.slots, publicKey }, 'runner starting');
-  const ansible = spawnSync(config.ansiblePlaybook, ['--version'], { encoding: 'utf8', timeout: 30_000 });
-  if (ansible.error || ansible.status !== 0) {
-    // Facts still work over ssh2; every execution would fail with this reason.
-    log.error(
-      { ansiblePlaybook: config.ansiblePlaybook, why: ansible.error?.message ?? ansible.stderr.trim() },
-      'ansible-playbook cannot run here: executions will fail until it is installed (Debian: apt-get install ansible-core openssh-client)',
-    );
-  } else {
-    log.info({ ansible: ansible.stdout.split('\n')[0] }, 'ansible-playbook found');
-  }
   agent.start();
+  // Checked beside the connection, not before it: Python takes a second or more to answer.
+  execFile(config.ansiblePlaybook, ['--version'], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => {
+    if (error) {
+      // Facts still work over ssh2; every execution would fail with this reason.
+      log.error(
+        { ansiblePlaybook: config.ansiblePlaybook, why: stderr.trim() || error.message },
+        'ansible-playbook cannot run here: executions will fail until it is installed (Debian: apt-get install ansible-core openssh-client)',
+      );
+    } else {
+      log.info({ ansible: stdout.split('\n')[0] }, 'ansible-playbook found');
+    }
+  });
   let signals = 0;
   const onSignal = (signal: string) => {
     signals += 1;
@@ -150,6 +157,15 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  const lifeline = args.values['exit-with-stdin'] ? process.stdin : null;
+  const onLifelineClosed = () => onSignal('stdin closed');
+  if (lifeline) {
+    // The write end closes when the supervisor ends, however it ends (SIGKILL included).
+    lifeline.on('error', () => undefined);
+    lifeline.once('close', onLifelineClosed);
+    lifeline.resume();
+  }
   await agent.stopped;
+  lifeline?.removeListener('close', onLifelineClosed).destroy();
   log.info('runner stopped');
 }
