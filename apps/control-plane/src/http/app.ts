@@ -5,7 +5,7 @@ import { invalidJson } from '../errors.js';
 import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
 import type { AppServices } from './context.js';
-import { errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
+import { clientErrorHandler, errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
 import { validatorCompiler } from './validator.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -18,6 +18,13 @@ import { cinderRoutes } from './routes/cinder.routes.js';
 import { runnerRoutes } from './routes/runner.routes.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * The most the request line and headers may hold (Node's default is 16 KiB): a list's
+ * `filter` of 16,384 characters can take three times as much once URL-encoded. Beyond it
+ * Node's parser answers 431, with the contract's body (`clientErrorHandler`).
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
 
 /** What `buildApp` needs. */
 export interface AppDeps {
@@ -39,6 +46,8 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     bodyLimit: services.config.http.bodyLimitBytes,
     trustProxy: services.config.http.trustProxy,
     return503OnClosing: true,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler,
     frameworkErrors: (err, request, reply) => {
       void errorHandler(err, request, reply);
     },

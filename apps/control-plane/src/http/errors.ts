@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { requestFields } from './access-log.js';
 
@@ -63,4 +64,42 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
 /** 405 for a known route with another method. */
 export function methodNotAllowedHandler(request: FastifyRequest, reply: FastifyReply) {
   return send(reply, 405, 'MethodNotAllowed', `Method ${request.method} is not allowed here.`);
+}
+
+/** The error of Node's HTTP parser or server for a request Fastify never sees. */
+function clientErrorStatus(code: string | undefined): { status: number; description: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, description: 'The request line and headers are too large (URL and query string included).' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return { status: 408, description: 'The request took too long to arrive.' };
+    default:
+      return { status: 400, description: 'The request is not valid HTTP.' };
+  }
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before Fastify sees a request (headers or URL over
+ * the size limit: 431; a malformed request: 400; a request too slow to arrive: 408) with
+ * the contract's error body, exactly `application/json`, then closes the connection.
+ * Installed as Fastify's `clientErrorHandler` (the server's `clientError` event).
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, description } = clientErrorStatus(err.code);
+  this.log.debug({ code: err.code, status }, 'client error');
+  // Nothing more can be written once a response on this connection has begun.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = JSON.stringify({ code: status, error: statusName(status), description, message: description });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+        'Content-Type: application/json\r\n' +
+        'Cache-Control: private, no-store, no-cache\r\n' +
+        'Connection: close\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
