@@ -1,3 +1,4 @@
+import { pbkdf2 } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.js';
 import { DEFAULT_HASH_LIMITS, passwordHashing, PasswordHashing } from '../src/services/passwords.js';
@@ -32,6 +33,19 @@ describe('password hashing with bounded concurrency', () => {
     expect(new Set(hashes).size).toBe(8);
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it("leaves libuv's thread pool to the request path (file system, DNS, token checks)", async () => {
+    const hashing = new PasswordHashing();
+    hashing.configure({ concurrency: 4, queue: 10 });
+    const order: string[] = [];
+    const hashes = Array.from({ length: 4 }, (_, i) => hashing.hash(`password ${i}`).then(() => order.push('hash')));
+    await new Promise((resolve) => setImmediate(resolve));
+    // One quick job on the pool (4 threads): behind the 4 hashes if they held the pool.
+    await new Promise<void>((resolve, reject) => pbkdf2('x', 'salt', 1, 32, 'sha256', (err) => (err ? reject(err) : resolve())));
+    order.push('pool job');
+    await Promise.all(hashes);
+    expect(order[0]).toBe('pool job');
   });
 });
 

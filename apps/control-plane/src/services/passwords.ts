@@ -1,4 +1,5 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.js';
 
 const PARAMS = { N: 16384, r: 8, p: 1 } as const;
@@ -14,20 +15,80 @@ export interface HashLimits {
 export const DEFAULT_HASH_LIMITS: HashLimits = { concurrency: 1, queue: 64 };
 
 /**
+ * The code of a hashing thread (CommonJS, evaluated: no file to resolve from sources or
+ * build). It lowers its own scheduling priority (on Linux the nice value is per thread),
+ * so that on a busy CPU the event loop goes first, then derives keys one at a time.
+ */
+const WORKER_CODE = `
+const { parentPort } = require('node:worker_threads');
+const { scryptSync } = require('node:crypto');
+try { require('node:os').setPriority(19); } catch {}
+parentPort.on('message', (task) => {
+  try {
+    const key = scryptSync(task.password, Buffer.from(task.salt), task.keyLength, task.options);
+    parentPort.postMessage({ key });
+  } catch (err) {
+    parentPort.postMessage({ error: String(err && err.message || err) });
+  }
+});
+`;
+
+/** A thread that derives one key at a time. */
+class HashThread {
+  private readonly worker = new Worker(WORKER_CODE, { eval: true, name: 'password-hashing' });
+  private pending: { resolve: (key: Buffer) => void; reject: (err: Error) => void } | null = null;
+  /** False once the thread has failed or exited: it is not used again. */
+  alive = true;
+
+  constructor() {
+    this.worker.unref();
+    this.worker.on('message', (m: { key?: Uint8Array; error?: string }) => {
+      const pending = this.pending;
+      this.pending = null;
+      if (m.key) pending?.resolve(Buffer.from(m.key.buffer, m.key.byteOffset, m.key.byteLength));
+      else pending?.reject(new Error(m.error ?? 'scrypt failed'));
+    });
+    const fail = (err: Error): void => {
+      this.alive = false;
+      this.pending?.reject(err);
+      this.pending = null;
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the password hashing thread exited (${code})`)));
+  }
+
+  /** Ends the thread (one more than the concurrency now allows). */
+  close(): void {
+    this.alive = false;
+    void this.worker.terminate();
+  }
+
+  derive(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.worker.postMessage({ password, salt: new Uint8Array(salt), keyLength, options });
+    });
+  }
+}
+
+/**
  * Runs scrypt derivations with bounded concurrency and a bounded queue of waiting ones.
  *
- * A derivation takes tens of milliseconds of CPU and 16 MiB on a thread of libuv's pool (4
- * threads, shared with file system, DNS and the WebCrypto HMAC that checks every uncached
- * token). Unbounded, a flood of logins fills the pool and the CPUs, and every request
- * waits behind it; bounded, hashing takes at most `concurrency` threads and CPUs, and a
- * login past a full queue is answered 503 with `Retry-After` at once, holding nothing.
- * The pool and the CPUs belong to the process, so the process has one instance, shared by
- * every caller (`passwordHashing`).
+ * A derivation takes tens of milliseconds of CPU and 16 MiB. On libuv's pool (4 threads,
+ * shared with file system, DNS and the WebCrypto HMAC that checks every uncached token), a
+ * flood of logins filled the pool and the CPUs, and every request waited behind it. Here
+ * each runs on a thread of its own, at most `concurrency` of them, at the lowest CPU
+ * priority: the pool stays free and the event loop goes first on a busy CPU. A login past
+ * a full queue is answered 503 with `Retry-After` at once, holding nothing. The CPUs
+ * belong to the process, so the process has one instance, shared by every caller
+ * (`passwordHashing`); its idle threads hold nothing open (they are unref'd).
  */
 export class PasswordHashing {
   private limits: HashLimits = DEFAULT_HASH_LIMITS;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Threads not deriving now. */
+  private readonly idle: HashThread[] = [];
   /** Mean duration of a derivation (ms), for `Retry-After`. */
   private meanMs = 100;
 
@@ -64,12 +125,15 @@ export class PasswordHashing {
   private async derive(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
     await this.turn();
     const started = performance.now();
+    let thread = this.idle.pop();
+    while (thread && !thread.alive) thread = this.idle.pop();
+    thread ??= new HashThread();
     try {
-      return await new Promise<Buffer>((resolve, reject) => {
-        scrypt(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
-      });
+      return await thread.derive(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 });
     } finally {
       this.meanMs = this.meanMs * 0.9 + (performance.now() - started) * 0.1;
+      if (thread.alive && this.idle.length < this.limits.concurrency) this.idle.push(thread);
+      else thread.close();
       this.active -= 1;
       if (this.waiting.length && this.active < this.limits.concurrency) this.startNext();
     }
