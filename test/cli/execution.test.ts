@@ -47,7 +47,7 @@ describe('carapace execution', () => {
   it('get-all, get, get-version-all, get-version, steps and log', async () => {
     const [list, table, one, versions, version, steps, stepsTable, log] = await Promise.all([
       carapace('execution', 'get-all'),
-      carapace('execution', 'get-all', '-o', 'table'),
+      runCli(['execution', 'get-all', '-o', 'table'], { env: { ...env, COLUMNS: '200' } }),
       carapace('execution', 'get', executionId),
       carapace('execution', 'get-version-all', executionId),
       carapace('execution', 'get-version', executionId, '2'),
@@ -61,7 +61,10 @@ describe('carapace execution', () => {
     expect(parsed(versions).map((v: { data: { state: string } }) => v.data.state)).toEqual(['completed', 'started', 'created']);
     expect(parsed(version).data).toMatchObject({ state: 'started', runner_id: runner.name });
     expect(parsed(steps).map((s: { data: { name: string } }) => s.data.name)).toEqual(['Gathering Facts', 'Say hello']);
-    expect(stepsTable.stdout).toMatch(/hello_world\s+Say hello\s+ok\s+00000000-0000-4000-8000-000000000005/);
+    // Steps name their server (and its address), looked up once, not by its UUID.
+    expect(stepsTable.stdout.split('\n')[0]).toMatch(/^finished\s+role\s+name\s+result\s+server$/);
+    expect(stepsTable.stdout).toMatch(/hello_world\s+Say hello\s+ok\s+node5 \(10\.0\.0\.7\)$/m);
+    expect(stepsTable.stdout).not.toContain(serverId);
     expect(log.stdout).toBe('PLAY [hello_world] ***\nTASK [Gathering Facts] ok\nPLAY RECAP ok=2\n');
   });
 
@@ -81,7 +84,7 @@ describe('carapace execution', () => {
     expect(result.stderr.split('\n').filter(Boolean)).toEqual([
       `execution ${id}: created`,
       `execution ${id}: started`,
-      `  [ok] hello_world: Open port 8085 [${serverId}]`,
+      '  [ok] hello_world: Open port 8085 [node5 (10.0.0.7)]',
       '  [skipped] hello_world: Check the answer',
       `execution ${id}: completed`,
     ]);

@@ -42,7 +42,7 @@ describe('carapace runner: get-all, create, delete', () => {
   });
 
   it('get-all lists them: never connected means disconnected; -o table one line each', async () => {
-    const [list, table] = await Promise.all([carapace('runner', 'get-all'), carapace('runner', 'get-all', '-o', 'table')]);
+    const [list, table] = await Promise.all([carapace('runner', 'get-all'), runCli(['runner', 'get-all', '-o', 'table'], { env: { ...env, COLUMNS: '160' } })]);
     expect(list.code, list.stderr).toBe(0);
     const runners = parsed(list);
     expect(runners.map((r: { name: string }) => r.name)).toEqual(['bare', 'rack-1']);
@@ -76,8 +76,10 @@ describe('carapace runner: get-all, create, delete', () => {
     expect(badLabel.stderr).toContain('key=value is expected');
     expect(noName.code).toBe(2);
     expect(noName.stderr).toContain('--name');
-    expect(badName.code).toBe(1);
-    expect(JSON.parse(badName.stderr)).toMatchObject({ code: 400 });
+    // The rule, said before anything is sent (the API would answer its schema error, InvalidJSONError).
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('a runner name is 1 to 63 lower-case letters, digits');
+    expect(cp.services.runners.list().map((r) => r.name)).not.toContain('Rack 2');
   });
 
   it('delete revokes the token and removes the runner; an unknown name is 404', async () => {

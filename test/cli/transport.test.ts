@@ -91,7 +91,7 @@ describe('carapace: help, options, errors, TLS and cloud-config', () => {
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toContain('give --url or set CARAPACE_URL');
     expect(noLogin.code).toBe(2);
-    expect(noLogin.stderr).toContain('the login or the password is missing');
+    expect(noLogin.stderr).toContain(`carapace: not logged in to ${cp.url}: run carapace login`);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'explode'");
     expect(badArg.code).toBe(2);

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 /** The `carapace` command as users run it. */
 export const CLI_BIN = resolve(import.meta.dirname, '../../apps/cli/bin/carapace.js');
@@ -20,12 +22,23 @@ export interface CliRun {
   readonly timeoutMs?: number;
 }
 
+let emptyConfigHome: string | null = null;
+
+/**
+ * An empty settings directory, so that no session stored on the machine running the tests
+ * (`carapace login`) reaches a command that does not name its own XDG_CONFIG_HOME.
+ */
+function configHome(): string {
+  emptyConfigHome ??= mkdtempSync(join(tmpdir(), 'carapace-cli-config-'));
+  return emptyConfigHome;
+}
+
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('CARAPACE_') && !['EDITOR', 'VISUAL', 'NODE_EXTRA_CA_CERTS'].includes(key)) env[key] = value;
+    if (!key.startsWith('CARAPACE_') && !['EDITOR', 'VISUAL', 'NODE_EXTRA_CA_CERTS', 'COLUMNS'].includes(key)) env[key] = value;
   }
-  return { ...env, ...extra };
+  return { ...env, XDG_CONFIG_HOME: configHome(), ...extra };
 }
 
 /** A command under way: its output so far, and its end. */

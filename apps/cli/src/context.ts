@@ -1,10 +1,12 @@
-import { Client } from '@carapace/client';
+import { Client, normaliseBaseUrl, type ClientOptions } from '@carapace/client';
 import type { Command } from 'commander';
-import { renderTable } from './table.js';
+import { ask } from './prompt.js';
+import { configDir, DEFAULT_PROFILE, isProfileName, SessionStore, type Profile, type Session } from './session.js';
+import { renderTable, tableWidth } from './table.js';
 
 /** Where the command reads and writes, and its environment. */
 export interface CliIo {
-  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -15,6 +17,7 @@ export interface GlobalOptions {
   readonly url?: string;
   readonly login?: string;
   readonly password?: string;
+  readonly profile?: string;
   /** Seconds. */
   readonly timeout?: number;
   readonly verify: boolean;
@@ -27,6 +30,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** No usable login (none stored, or the stored one expired or was refused): exit status 2. */
+export class NotLoggedIn extends Error {
+  override name = 'NotLoggedIn';
+}
+
 /** An execution that did not complete (`execution create --wait`): exit status 4. */
 export class ExecutionFailed extends Error {
   override name = 'ExecutionFailed';
@@ -34,9 +42,18 @@ export class ExecutionFailed extends Error {
 
 const TRUE = /^(1|y|yes|t|true|on)$/i;
 
+/** The command that logs in to a profile, as the user types it. */
+export function loginCommandFor(profile: string): string {
+  return profile === DEFAULT_PROFILE ? 'carapace login' : `carapace --profile ${profile} login`;
+}
+
 /** What every command shares: the I/O, the client (made on first use) and the output format. */
 export class Cli {
   private made: Client | null = null;
+  /** Whether the client logged in by itself (with a password): it logs out at the end. */
+  private ephemeral = false;
+  /** The profile whose stored session the client uses, if any. */
+  private sessionProfile: string | null = null;
 
   constructor(readonly io: CliIo) {}
 
@@ -48,37 +65,112 @@ export class Cli {
     return { ...options, verify: options.verify && !noVerify };
   }
 
-  /** The URL of the API (`--url` or `CARAPACE_URL`); a usage error without one. */
-  url(command: Command): string {
-    const url = this.globals(command).url;
-    if (!url) throw new UsageError('the API address is missing: give --url or set CARAPACE_URL');
+  /** The store of profiles and sessions. */
+  get store(): SessionStore {
+    return new SessionStore(configDir(this.io.env));
+  }
+
+  /** The profile the command runs under (`--profile`, `CARAPACE_PROFILE`, else `default`). */
+  profileName(command: Command): string {
+    const name = this.globals(command).profile ?? DEFAULT_PROFILE;
+    if (!isProfileName(name)) throw new UsageError(`"${name}" is not a profile name: letters, digits, ".", "_" and "-"`);
+    return name;
+  }
+
+  /** The profile's remembered URL and login, or null. */
+  async profile(command: Command): Promise<Profile | null> {
+    return this.store.profile(this.profileName(command));
+  }
+
+  /** The URL of the API: `--url` or `CARAPACE_URL`, else the profile's; a usage error without one. */
+  async url(command: Command): Promise<string> {
+    const url = this.globals(command).url ?? (await this.profile(command))?.url;
+    if (!url) throw new UsageError('the API address is missing: give --url or set CARAPACE_URL (carapace login remembers it)');
     return url;
   }
 
-  /**
-   * The client, made on first use from the global options. With `auth` (the default), the
-   * login and password must be known: the client logs in at the first call.
-   */
-  client(command: Command, { auth = true }: { auth?: boolean } = {}): Client {
+  /** The client options every client of this command line shares (address, time limit, TLS). */
+  async clientOptions(command: Command): Promise<Pick<ClientOptions, 'url' | 'timeout' | 'verify' | 'certificateFile'>> {
     const options = this.globals(command);
-    const url = this.url(command);
-    if (auth && (!options.login || !options.password)) {
-      throw new UsageError('the login or the password is missing: give --login and --password, or set CARAPACE_LOGIN and CARAPACE_PASSWORD');
-    }
-    this.made ??= new Client({
-      url,
-      login: options.login ?? '',
-      password: options.password ?? '',
+    return {
+      url: await this.url(command),
       timeout: options.timeout === undefined ? null : Math.round(options.timeout * 1000),
       verify: options.verify,
       certificateFile: options.sslCertificate ?? null,
-    });
+    };
+  }
+
+  /**
+   * The client, made on first use from the global options. With `auth` (the default) it
+   * authenticates: with the password when one is given (`--password`, `CARAPACE_PASSWORD`,
+   * or asked for on a terminal), else with the profile's stored session.
+   */
+  async client(command: Command, { auth = true }: { auth?: boolean } = {}): Promise<Client> {
+    if (this.made) return this.made;
+    const base = await this.clientOptions(command);
+    if (!auth) {
+      this.made = new Client({ ...base, login: '' });
+      return this.made;
+    }
+    const options = this.globals(command);
+    const profileName = this.profileName(command);
+    const profile = await this.store.profile(profileName);
+    const login = options.login ?? profile?.login;
+    if (options.password !== undefined) {
+      if (!login) throw new UsageError('the login is missing: give --login or set CARAPACE_LOGIN');
+      return this.passwordClient({ ...base, login, password: options.password });
+    }
+    const session = await this.store.session(profileName);
+    if (session && normaliseBaseUrl(session.url) === normaliseBaseUrl(base.url) && (login === undefined || login === session.login)) {
+      return this.sessionClient(base, profileName, session);
+    }
+    if (this.io.stdin.isTTY) {
+      const who = login ?? (await ask(this, 'Login: '));
+      const password = await ask(this, `Password of ${who}: `, { hidden: true });
+      return this.passwordClient({ ...base, login: who, password });
+    }
+    throw new NotLoggedIn(
+      `not logged in to ${normaliseBaseUrl(base.url)}: run ${loginCommandFor(profileName)}, or give the login and the password (--login and --password-stdin to login, or CARAPACE_LOGIN and CARAPACE_PASSWORD)`,
+    );
+  }
+
+  private passwordClient(options: ClientOptions): Client {
+    this.made = new Client(options);
+    this.ephemeral = true;
     return this.made;
   }
 
-  /** Prints an answer on stdout in the chosen format. */
-  print(command: Command, value: unknown): void {
-    const text = this.globals(command).output === 'table' ? renderTable(value) : `${JSON.stringify(value, null, 2)}\n`;
+  private sessionClient(base: Pick<ClientOptions, 'url'>, profile: string, session: Session): Client {
+    if (session.expires_at <= Date.now() / 1000) throw new NotLoggedIn(`session expired: run ${loginCommandFor(profile)}`);
+    this.made = new Client({ ...base, login: session.login, token: session.token });
+    this.sessionProfile = profile;
+    return this.made;
+  }
+
+  /**
+   * When the server refused the stored session (401: expired early, or revoked), forgets it
+   * and returns the message that says so; else null.
+   */
+  async refusedSession(status: number): Promise<string | null> {
+    const profile = this.sessionProfile;
+    if (status !== 401 || profile === null) return null;
+    await this.store.removeSession(profile);
+    return `the session was refused (expired or revoked): run ${loginCommandFor(profile)}`;
+  }
+
+  /** The width tables fit in. */
+  get width(): number {
+    return tableWidth(this.io.stdout, this.io.env);
+  }
+
+  /** Whether the answer is printed as a table (`-o table`). */
+  tables(command: Command): boolean {
+    return this.globals(command).output === 'table';
+  }
+
+  /** Prints an answer on stdout in the chosen format; `servers` names the servers in a table. */
+  print(command: Command, value: unknown, { servers }: { servers?: ReadonlyMap<string, string> } = {}): void {
+    const text = this.tables(command) ? renderTable(value, { width: this.width, ...(servers ? { servers } : {}) }) : `${JSON.stringify(value, null, 2)}\n`;
     this.io.stdout.write(text);
   }
 
@@ -94,15 +186,22 @@ export class Cli {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** Logs out (the token should not outlive the command) and releases the client. */
+  /**
+   * Releases the client. A client that logged in by itself logs out (its token should not
+   * outlive the command); a stored session stays.
+   */
   async close(): Promise<void> {
     const client = this.made;
+    const ephemeral = this.ephemeral;
     this.made = null;
+    this.ephemeral = false;
     if (!client) return;
-    try {
-      await client.logout({ timeout: 5000 });
-    } catch {
-      // The command's own outcome is what matters; a token left behind expires by itself.
+    if (ephemeral) {
+      try {
+        await client.logout({ timeout: 5000 });
+      } catch {
+        // The command's own outcome is what matters; a token left behind expires by itself.
+      }
     }
     await client.close();
   }

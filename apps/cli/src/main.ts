@@ -1,15 +1,24 @@
 import { ServiceApiError, ServiceError } from '@carapace/client';
 import { CommanderError } from 'commander';
-import { Cli, ExecutionFailed, UsageError, type CliIo } from './context.js';
+import { Cli, ExecutionFailed, NotLoggedIn, UsageError, type CliIo } from './context.js';
 import { buildProgram } from './program.js';
 
-function report(cli: Cli, err: unknown): number {
+async function report(cli: Cli, err: unknown): Promise<number> {
   if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
   if (err instanceof UsageError) {
     cli.note(`carapace: ${err.message}\n(add --help for usage)`);
     return 2;
   }
+  if (err instanceof NotLoggedIn) {
+    cli.note(`carapace: ${err.message}`);
+    return 2;
+  }
   if (err instanceof ServiceApiError) {
+    const refused = await cli.refusedSession(err.code);
+    if (refused !== null) {
+      cli.note(`carapace: ${refused}`);
+      return 2;
+    }
     const body = typeof err.json === 'object' && err.json !== null ? err.json : { code: err.code, error: err.error, description: err.description };
     cli.note(JSON.stringify(body, null, 2));
     return 1;
@@ -28,7 +37,8 @@ function report(cli: Cli, err: unknown): number {
 
 /**
  * Runs the `carapace` command line with `argv` (without the node and script paths) and
- * returns the exit status. Logs out at the end, so that no token outlives the command.
+ * returns the exit status. A run that logged in with a password logs out at the end, so
+ * that its token does not outlive the command; a stored session (`carapace login`) stays.
  */
 export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
   const cli = new Cli(io);
@@ -36,7 +46,7 @@ export async function main(argv: readonly string[], io: CliIo = { stdout: proces
     await buildProgram(cli).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
-    return report(cli, err);
+    return await report(cli, err);
   } finally {
     await cli.close();
   }

@@ -20,7 +20,14 @@ export class ProgressDisplay {
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly startedAt = Date.now();
 
-  constructor(private readonly out: NodeJS.WritableStream & { isTTY?: boolean }) {}
+  /**
+   * @param out - Where to write (stderr).
+   * @param servers - Server id → how to show it; a server not in it is shown by id.
+   */
+  constructor(
+    private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly servers: ReadonlyMap<string, string> = new Map(),
+  ) {}
 
   private get tty(): boolean {
     return this.out.isTTY === true;
@@ -40,7 +47,7 @@ export class ProgressDisplay {
     for (const step of newSteps) {
       this.steps++;
       if (step.data.result === 'error' || step.data.result === 'unreachable') this.failed++;
-      const server = step.data.server_id ? ` [${step.data.server_id}]` : '';
+      const server = step.data.server_id ? ` [${this.servers.get(step.data.server_id) ?? step.data.server_id}]` : '';
       this.out.write(`  [${step.data.result}] ${step.data.role ? `${step.data.role}: ` : ''}${step.data.name}${server}\n`);
     }
     if (execution.data.state !== this.state) {

@@ -1,7 +1,29 @@
 /** Renders API answers as plain-text tables for `--output table`. */
 
 type Row = Record<string, unknown>;
-type Column = readonly [header: string, get: (item: Row) => unknown];
+type Column = readonly [header: string, get: (item: Row, context: TableContext) => unknown];
+
+/** How a table is rendered. */
+export interface TableContext {
+  /** The widest line, in characters. */
+  readonly width: number;
+  /** Server id → how to show it (name and address), for the steps of an execution. */
+  readonly servers?: ReadonlyMap<string, string>;
+}
+
+/** The width used when stdout is not a terminal (and COLUMNS is not set). */
+export const DEFAULT_WIDTH = 100;
+
+/**
+ * The width tables fit in: `COLUMNS` when set (as `ls` does), else the terminal's width,
+ * else {@link DEFAULT_WIDTH}.
+ */
+export function tableWidth(stdout: { isTTY?: boolean; columns?: number }, env: Readonly<Record<string, string | undefined>>): number {
+  const columns = Number(env.COLUMNS);
+  if (Number.isInteger(columns) && columns > 0) return columns;
+  if (stdout.isTTY && typeof stdout.columns === 'number' && stdout.columns > 0) return stdout.columns;
+  return DEFAULT_WIDTH;
+}
 
 const data = (item: Row): Row => (typeof item.data === 'object' && item.data !== null ? (item.data as Row) : {});
 const count = (value: unknown): number => (Array.isArray(value) ? value.length : 0);
@@ -63,7 +85,10 @@ const MODEL_COLUMNS: Record<string, Column[]> = {
     ['role', (m) => data(m).role],
     ['name', (m) => data(m).name],
     ['result', (m) => data(m).result],
-    ['server_id', (m) => data(m).server_id],
+    ['server', (m, context) => {
+      const id = data(m).server_id;
+      return typeof id === 'string' ? (context.servers?.get(id) ?? id) : id;
+    }],
   ],
 };
 
@@ -80,17 +105,119 @@ function cell(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function grid(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+/**
+ * The pieces a line may break between: words (at spaces) and, inside a word, the parts of
+ * a comma-separated list (`site=lab,role=ceph`). `space` tells whether a space went before.
+ */
+function pieces(paragraph: string): { text: string; space: boolean }[] {
+  return paragraph
+    .split(/ +/)
+    .filter(Boolean)
+    .flatMap((word) => (word.match(/[^,]+,?|,/g) ?? []).map((text, i) => ({ text, space: i === 0 })));
+}
+
+/** The widest piece of `text` (see {@link pieces}): the narrowest it wraps to unbroken. */
+function widestPiece(text: string): number {
+  return Math.max(0, ...text.split('\n').flatMap((p) => pieces(p).map((piece) => piece.text.length)));
+}
+
+/**
+ * Splits `text` into lines of at most `width` characters: at spaces and after the commas of
+ * a list where it can, inside a piece longer than the line otherwise.
+ */
+export function wrap(text: string, width: number): string[] {
+  const size = Math.max(1, width);
+  const lines: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    for (const piece of pieces(paragraph)) {
+      const joined = line && piece.space ? `${line} ${piece.text}` : `${line}${piece.text}`;
+      if (joined.length <= size) {
+        line = joined;
+        continue;
+      }
+      if (line) lines.push(line);
+      let rest = piece.text;
+      while (rest.length > size) {
+        lines.push(rest.slice(0, size));
+        rest = rest.slice(size);
+      }
+      line = rest;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+const GAP = 2;
+const SEPARATOR = ' '.repeat(GAP);
+
+/**
+ * The widths of the columns in `width`: each as wide as its widest cell when that fits;
+ * else each at least as wide as its widest unbreakable piece, the space left shared out
+ * (the columns that want least served first). Null when even that does not fit.
+ */
+function columnWidths(headers: readonly string[], rows: readonly (readonly string[])[], width: number): number[] | null {
+  const widest = (i: number, measure: (cell: string) => number) => Math.max(1, measure(headers[i] ?? ''), ...rows.map((r) => measure(r[i] ?? '')));
+  const natural = headers.map((_, i) => widest(i, (c) => Math.max(...c.split('\n').map((l) => l.length))));
+  const available = width - GAP * (headers.length - 1);
+  const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+  if (sum(natural) <= available) return natural;
+  const widths = headers.map((_, i) => widest(i, widestPiece));
+  let left = available - sum(widths);
+  if (left < 0) return null;
+  const wanting = headers.map((_, i) => i).filter((i) => (natural[i] ?? 0) > (widths[i] ?? 0));
+  const want = (i: number) => (natural[i] ?? 0) - (widths[i] ?? 0);
+  wanting.sort((a, b) => want(a) - want(b));
+  wanting.forEach((i, k) => {
+    const grant = Math.min(Math.floor(left / (wanting.length - k)), want(i));
+    widths[i] = (widths[i] ?? 0) + grant;
+    left -= grant;
+  });
+  return widths;
+}
+
+/** `key  value` lines, the values wrapped in what is left of `width` after the keys. */
+function fields(pairs: readonly (readonly [string, string])[], width: number): string[] {
+  const keyWidth = Math.min(Math.max(0, ...pairs.map(([k]) => k.length)), Math.floor(width / 3));
+  const valueWidth = Math.max(1, width - keyWidth - GAP);
+  return pairs.flatMap(([k, v]) => {
+    const keys = wrap(k, keyWidth);
+    const values = wrap(v, valueWidth);
+    return Array.from({ length: Math.max(keys.length, values.length) }, (_, n) => `${(keys[n] ?? '').padEnd(keyWidth)}${SEPARATOR}${values[n] ?? ''}`.trimEnd());
+  });
+}
+
+/**
+ * The rows as a grid of columns, cells wrapped within their column; when the columns cannot
+ * fit without breaking words (long ids), one record per row instead (`-[ 1 ]` then
+ * `header  value` lines), as psql's expanded display does.
+ */
+function grid(headers: readonly string[], rows: readonly (readonly string[])[], width: number): string {
+  const widths = columnWidths(headers, rows, width);
+  if (!widths) {
+    return (
+      rows
+        .flatMap((row, n) => {
+          const title = `-[ ${n + 1} ]`;
+          return [`${title}${'-'.repeat(Math.max(0, Math.min(width, 40) - title.length))}`, ...fields(headers.map((h, i) => [h, row[i] ?? ''] as const), width)];
+        })
+        .join('\n') + '\n'
+    );
+  }
+  const lines = (cells: readonly string[]): string[] => {
+    const wrapped = cells.map((c, i) => wrap(c, widths[i] ?? 1));
+    const height = Math.max(...wrapped.map((w) => w.length));
+    return Array.from({ length: height }, (_, n) => wrapped.map((w, i) => (w[n] ?? '').padEnd(widths[i] ?? 0)).join(SEPARATOR).trimEnd());
+  };
+  return [...lines(headers), widths.map((w) => '-'.repeat(w)).join(SEPARATOR), ...rows.flatMap(lines)].join('\n') + '\n';
 }
 
 function isModel(value: unknown): value is Row {
   return typeof value === 'object' && value !== null && 'model' in value && 'data' in value && 'id' in value;
 }
 
-function rowsTable(items: readonly unknown[]): string {
+function rowsTable(items: readonly unknown[], context: TableContext): string {
   if (items.length === 0) return '(none)\n';
   const first = items[0];
   const kind = isModel(first) ? String(first.model) : '';
@@ -102,10 +229,11 @@ function rowsTable(items: readonly unknown[]): string {
   if (items.some((i) => isModel(i) && typeof i.time_deleted === 'number' && i.time_deleted > 0)) {
     columns = [...columns, ['deleted', (m) => time(m.time_deleted)]];
   }
-  const rows = items.map((item) => columns.map(([, get]) => cell(get((typeof item === 'object' && item !== null ? item : { value: item }) as Row))));
+  const rows = items.map((item) => columns.map(([, get]) => cell(get((typeof item === 'object' && item !== null ? item : { value: item }) as Row, context))));
   return grid(
     columns.map(([h]) => h),
     rows,
+    context.width,
   );
 }
 
@@ -122,22 +250,23 @@ function flatten(value: Row, prefix = ''): [string, string][] {
 /**
  * Renders an answer: a list (or a page, with a line about the page) as one row per item
  * with the columns of its model kind; a single object as `field  value` lines, `data`
- * fields flattened as `data.name`.
+ * fields flattened as `data.name`. No line is wider than `context.width`: long cells and
+ * values wrap within their column, and a list whose columns cannot fit is shown as one
+ * record per item.
  */
-export function renderTable(value: unknown): string {
-  if (Array.isArray(value)) return rowsTable(value);
+export function renderTable(value: unknown, context: TableContext = { width: DEFAULT_WIDTH }): string {
+  if (Array.isArray(value)) return rowsTable(value, context);
   if (typeof value === 'object' && value !== null) {
     const object = value as Row;
     if (Array.isArray(object.items)) {
-      const table = rowsTable(object.items);
+      const table = rowsTable(object.items, context);
       if (typeof object.total !== 'number') return table;
       const pages = Math.max(1, Math.ceil(object.total / Math.max(1, Number(object.per_page) || 1)));
       return `${table}page ${String(object.page)} of ${pages}, ${object.total} in all\n`;
     }
     const pairs = flatten(object);
     if (pairs.length === 0) return '(empty)\n';
-    const width = Math.max(...pairs.map(([k]) => k.length));
-    return pairs.map(([k, v]) => `${k.padEnd(width)}  ${v}`.trimEnd()).join('\n') + '\n';
+    return `${fields(pairs, context.width).join('\n')}\n`;
   }
   return `${cell(value)}\n`;
 }

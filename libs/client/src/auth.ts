@@ -1,4 +1,5 @@
 import type { Token } from '@carapace/models';
+import { NotLoggedInError } from './errors.js';
 
 /**
  * Authenticates the requests of a client (contract, "Client library contract"): adds the
@@ -31,20 +32,33 @@ export type LoginFunction = () => Promise<Token>;
  * token. Concurrent requests share one login. When the server refuses the stored token
  * (expired or revoked), the token is forgotten and the request is sent once more, which logs
  * in again (still only once for all the requests that were refused together).
+ *
+ * Without a login function (a client given only a token from an earlier login), a refused
+ * token is not retried: the call fails with the server's 401.
  */
 export class TokenAuth implements AuthProvider {
   /** The authentication path: `POST` logs in, `DELETE` logs out. */
   static readonly AUTH_PATH = '/v1/auth/';
 
   private current: Token | null = null;
+  private given: string | null;
   private pending: Promise<Token> | null = null;
 
-  /** @param doLogin - Performs the login request (without authentication). */
-  constructor(private readonly doLogin: LoginFunction) {}
+  /**
+   * @param doLogin - Performs the login request (without authentication), or null when the
+   *   provider cannot log in (it then only uses `token`).
+   * @param token - A token from an earlier login, used until the server refuses it.
+   */
+  constructor(
+    private readonly doLogin: LoginFunction | null,
+    token: string | null = null,
+  ) {
+    this.given = token;
+  }
 
   /** The token in use, or null before the first login and after a reset. */
   get token(): string | null {
-    return this.current?.id ?? null;
+    return this.current?.id ?? this.given;
   }
 
   /** The token model of the last login, or null. */
@@ -55,11 +69,14 @@ export class TokenAuth implements AuthProvider {
   /** Stores a token model (after an explicit login). */
   set(token: Token | null): void {
     this.current = token;
+    this.given = null;
   }
 
   /** Logs in unless a login is under way already; every caller gets the same token. */
   login(): Promise<Token> {
-    this.pending ??= this.doLogin()
+    const doLogin = this.doLogin;
+    if (!doLogin) return Promise.reject(new NotLoggedInError('not logged in, and no password to log in with'));
+    this.pending ??= doLogin()
       .then((token) => {
         this.current = token;
         return token;
@@ -72,7 +89,7 @@ export class TokenAuth implements AuthProvider {
 
   /** {@inheritDoc AuthProvider.authorize} */
   async authorize(headers: Headers): Promise<string | null> {
-    const token = this.current?.id ?? (await this.login()).id;
+    const token = this.token ?? (await this.login()).id;
     headers.set('authorization', token);
     return token;
   }
@@ -80,12 +97,14 @@ export class TokenAuth implements AuthProvider {
   /** {@inheritDoc AuthProvider.refused} */
   refused(credential: string): boolean {
     if (this.current?.id === credential) this.current = null;
-    return true;
+    if (this.given === credential) this.given = null;
+    return this.doLogin !== null;
   }
 
   /** {@inheritDoc AuthProvider.reset} */
   reset(): void {
     this.current = null;
+    this.given = null;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Info, Token } from '@carapace/models';
 import { noAuth, TokenAuth, type AuthProvider } from './auth.js';
-import { ServiceApiError } from './errors.js';
+import { NotLoggedInError, ServiceApiError } from './errors.js';
 import { closeDispatcher, createDispatcher, needsDispatcher, type TlsSettings } from './tls.js';
 import { Transport, type CallSpec, type QueryValue, type RequestOptions } from './transport.js';
 import { listQuery, type ClientOptions, type IterParams, type ListParams, type Message, type Page } from './types.js';
@@ -21,7 +21,7 @@ export class ClientCore {
   readonly noAuth: AuthProvider = noAuth;
   /** Sends the calls. */
   protected readonly transport: Transport;
-  private readonly credentials: { login: string; password: string };
+  private readonly credentials: { login: string; password: string | null };
   private readonly tls: TlsSettings;
   private dispatcher: Promise<unknown> | null = null;
 
@@ -32,7 +32,7 @@ export class ClientCore {
    * @param options - See {@link ClientOptions}.
    */
   constructor(options: ClientOptions) {
-    this.credentials = { login: options.login, password: options.password };
+    this.credentials = { login: options.login, password: options.password ?? null };
     this.tls = { verify: options.verify ?? true, certificateFile: options.certificateFile ?? null, caFile: options.caFile ?? null };
     const fetchFn = options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init));
     this.transport = new Transport({
@@ -41,7 +41,7 @@ export class ClientCore {
       fetch: fetchFn,
       dispatcher: () => this.getDispatcher(),
     });
-    this.auth = new TokenAuth(() => this.requestToken());
+    this.auth = new TokenAuth(options.password === undefined ? null : () => this.requestToken(), options.token ?? null);
   }
 
   /** The base URL in use (without `/v1`). */
@@ -142,6 +142,7 @@ export class ClientCore {
   }
 
   private requestToken(options?: RequestOptions): Promise<Token> {
+    if (this.credentials.password === null) return Promise.reject(new NotLoggedInError('no password to log in with'));
     return this.transport.json<Token>({
       method: 'POST',
       path: TokenAuth.AUTH_PATH,

@@ -79,3 +79,11 @@ export class ServiceApiError extends ServiceError {
     return this.response.status;
   }
 }
+
+/**
+ * A call needs a token, and the client has none and no password to log in with (a client
+ * made with only a `token`, after the server refused it).
+ */
+export class NotLoggedInError extends ServiceError {
+  override name = 'NotLoggedInError';
+}

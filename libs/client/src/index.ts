@@ -16,7 +16,7 @@ export {
   type WatchOptions,
 } from './execution.client.js';
 export { TokenAuth, noAuth, type AuthProvider, type LoginFunction } from './auth.js';
-export { ServiceError, ServiceApiError, type ApiErrorBody } from './errors.js';
+export { NotLoggedInError, ServiceError, ServiceApiError, type ApiErrorBody } from './errors.js';
 export { normaliseBaseUrl, type FetchFunction, type HeadersLike, type QueryValue, type RequestOptions } from './transport.js';
 export {
   listQuery,

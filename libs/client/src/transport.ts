@@ -63,6 +63,26 @@ export function normaliseBaseUrl(url: string): string {
   return base.replace(/\/v1$/, '');
 }
 
+/** The codes of an error, its causes' included. */
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+  }
+  return codes;
+}
+
+/**
+ * A plain answer to what OpenSSL says in its own words: an `https://` address whose server
+ * speaks plain HTTP ("wrong version number").
+ */
+function plainHttpHint(err: unknown, baseUrl: string): string | null {
+  const codes = errorCodes(err);
+  if (!baseUrl.startsWith('https://') || !(codes.includes('ERR_SSL_WRONG_VERSION_NUMBER') || codes.includes('ERR_SSL_PACKET_LENGTH_TOO_LONG'))) return null;
+  return `the server at ${baseUrl} does not speak TLS: use ${baseUrl.replace(/^https:/, 'http:')}`;
+}
+
 function timeoutError(ms: number): Error {
   return new DOMException(`The call took longer than ${ms} ms.`, 'TimeoutError');
 }
@@ -76,6 +96,7 @@ class Deadline {
   constructor(
     readonly timeout: number | null,
     private readonly external: AbortSignal | null | undefined,
+    private readonly baseUrl: string,
   ) {
     this.onAbort = () => this.controller.abort(external?.reason);
     if (external?.aborted) this.controller.abort(external.reason);
@@ -106,7 +127,7 @@ class Deadline {
       return new ServiceError(`${what} was aborted`, { cause: reason });
     }
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    const detail = plainHttpHint(err, this.baseUrl) ?? (cause instanceof Error ? cause.message : String(cause));
     return new ServiceError(`${what} failed: ${detail}`, { cause: err });
   }
 }
@@ -146,7 +167,7 @@ export class Transport {
 
   /** Sends a call and returns the text of its answer. */
   async text(spec: CallSpec, accept = 'text/plain'): Promise<string> {
-    const deadline = new Deadline(this.timeoutOf(spec), spec.options?.signal);
+    const deadline = new Deadline(this.timeoutOf(spec), spec.options?.signal, this.baseUrl);
     const what = `${spec.method} ${spec.path}`;
     try {
       const response = await this.send(spec, accept, deadline);
@@ -163,7 +184,7 @@ export class Transport {
    * time limit covers only the wait for the headers.
    */
   async stream(spec: CallSpec, accept = 'text/plain'): Promise<{ response: Response; done: () => void; wrap: (err: unknown) => ServiceError }> {
-    const deadline = new Deadline(this.timeoutOf(spec), spec.options?.signal);
+    const deadline = new Deadline(this.timeoutOf(spec), spec.options?.signal, this.baseUrl);
     const what = `${spec.method} ${spec.path}`;
     try {
       const response = await this.send(spec, accept, deadline);

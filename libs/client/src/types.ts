@@ -7,8 +7,13 @@ export interface ClientOptions {
   url: string;
   /** Login of the user. */
   login: string;
-  /** Password of the user. */
-  password: string;
+  /**
+   * Password of the user. Without it the client cannot log in: it uses `token` until the
+   * server refuses it (the call then fails with the server's 401).
+   */
+  password?: string;
+  /** A token from an earlier login (`Client.login`'s `id`), used before logging in. Default null. */
+  token?: string | null;
   /** Time limit of each call in milliseconds; null (the default) sets none on the client side. */
   timeout?: number | null;
   /** Whether the server's TLS certificate is checked. Default true. */

@@ -18,11 +18,11 @@ export function clusterCommands(program: Command, cli: Cli): void {
     .command('create')
     .description('Create a cluster (servers join it by running cluster_deploy or add_osd).')
     .argument('<name>')
-    .action(async (name: string, _options: unknown, command: Command) => cli.print(command, await cli.client(command).createCluster(name)));
+    .action(async (name: string, _options: unknown, command: Command) => cli.print(command, await (await cli.client(command)).createCluster(name)));
 
   withModelOptions(group.command('update').description('Rename a cluster, or send the whole model.').argument('<cluster-id>').option('--name <name>', 'new name')).action(
     async (id: string, options: { name?: string }, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       const model = await updatedModel<Cluster>(cli, command, id, () => client.getCluster(id), (m) => {
         if (options.name !== undefined) m.data.name = options.name;
         return options.name !== undefined;
@@ -39,6 +39,6 @@ export function clusterCommands(program: Command, cli: Cli): void {
     .argument('<cluster-id>')
     .option('--root <dir>', 'directory the files go to on that host', '/etc/ceph')
     .action(async (id: string, options: { root: string }, command: Command) => {
-      cli.print(command, await cli.client(command).getCinderIntegration(id, options.root));
+      cli.print(command, await (await cli.client(command)).getCinderIntegration(id, options.root));
     });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ExecutionFailed, type Cli } from '../context.js';
 import { listParams, positiveInt, seconds, withListOptions } from '../options.js';
 import { ProgressDisplay } from '../progress.js';
+import { serverLabels } from '../server-labels.js';
 import { addReadCommands, showList } from './read.commands.js';
 
 /** `carapace execution ...` */
@@ -22,13 +23,14 @@ export function executionCommands(program: Command, cli: Cli): void {
     .option('--wait', 'follow the execution until it ends, showing its steps on stderr')
     .option('--poll-interval <seconds>', 'seconds between two looks at the execution with --wait', seconds, 1)
     .action(async (configId: string, version: number, options: { wait?: boolean; pollInterval: number }, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       const execution = await client.createExecution(configId, version);
       if (!options.wait) {
         cli.print(command, execution);
         return;
       }
-      const display = new ProgressDisplay(cli.io.stderr);
+      // Once for the whole run: the steps name their server by id.
+      const display = new ProgressDisplay(cli.io.stderr, await serverLabels(client, execution.data.server_ids));
       display.start();
       let last = execution;
       try {
@@ -47,12 +49,16 @@ export function executionCommands(program: Command, cli: Cli): void {
     .command('cancel')
     .description('Cancel an execution: a queued one at once, a running one once its runner has stopped it.')
     .argument('<execution-id>')
-    .action(async (id: string, _options: unknown, command: Command) => cli.print(command, await cli.client(command).cancelExecution(id)));
+    .action(async (id: string, _options: unknown, command: Command) => cli.print(command, await (await cli.client(command)).cancelExecution(id)));
 
   withListOptions(group.command('steps').description('List the steps of an execution, by finish time.').argument('<execution-id>'), { states: false }).action(
     async (id: string, _options: unknown, command: Command) => {
       const { params, paged } = listParams(command);
-      showList(cli, command, await cli.client(command).getExecutionSteps(id, params), paged);
+      const client = await cli.client(command);
+      const page = await client.getExecutionSteps(id, params);
+      if (!cli.tables(command)) return showList(cli, command, page, paged);
+      const servers = await serverLabels(client, page.items.flatMap((step) => (step.data.server_id ? [step.data.server_id] : [])));
+      showList(cli, command, page, paged, (c, value) => cli.print(c, value, { servers }));
     },
   );
 
@@ -62,7 +68,7 @@ export function executionCommands(program: Command, cli: Cli): void {
     .argument('<execution-id>')
     .option('-f, --follow', 'follow the log as it grows')
     .action(async (id: string, options: { follow?: boolean }, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       if (!options.follow) {
         cli.io.stdout.write(await client.getExecutionLog(id));
         return;

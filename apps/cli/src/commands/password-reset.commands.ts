@@ -1,31 +1,17 @@
-import { createInterface } from 'node:readline';
-import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { UsageError, type Cli } from '../context.js';
-
-/** Asks for a line on the terminal without echoing it. */
-async function askHidden(cli: Cli, prompt: string): Promise<string> {
-  cli.io.stderr.write(prompt);
-  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const rl = createInterface({ input: cli.io.stdin, output: silent, terminal: true });
-  try {
-    return await new Promise<string>((resolve) => rl.once('line', resolve));
-  } finally {
-    rl.close();
-    cli.io.stderr.write('\n');
-  }
-}
+import { ask, firstLine } from '../prompt.js';
 
 /** The new password: the argument, else asked twice on a terminal, else the first line of stdin. */
 async function newPassword(cli: Cli, given: string | undefined): Promise<string> {
   if (given !== undefined) return given;
   if (cli.io.stdin.isTTY) {
-    const first = await askHidden(cli, 'New password: ');
-    const second = await askHidden(cli, 'New password again: ');
+    const first = await ask(cli, 'New password: ', { hidden: true });
+    const second = await ask(cli, 'New password again: ', { hidden: true });
     if (first !== second) throw new UsageError('the two passwords differ');
     return first;
   }
-  const line = (await cli.readStdin()).split(/\r?\n/)[0] ?? '';
+  const line = await firstLine(cli);
   if (!line) throw new UsageError('no new password: give it as an argument or on stdin');
   return line;
 }
@@ -38,14 +24,14 @@ export function passwordResetCommands(program: Command, cli: Cli): void {
     .description('Ask for a password reset: the user gets an e-mail with a reset token.')
     .argument('<login>')
     .action(async (login: string, _options: unknown, command: Command) => {
-      cli.print(command, await cli.client(command, { auth: false }).requestPasswordReset(login));
+      cli.print(command, await (await cli.client(command, { auth: false })).requestPasswordReset(login));
     });
   group
     .command('peek')
     .description('Check that a reset token is still valid, without using it.')
     .argument('<reset-token>')
     .action(async (token: string, _options: unknown, command: Command) => {
-      cli.print(command, await cli.client(command, { auth: false }).peekPasswordReset(token));
+      cli.print(command, await (await cli.client(command, { auth: false })).peekPasswordReset(token));
     });
   group
     .command('new')
@@ -53,7 +39,7 @@ export function passwordResetCommands(program: Command, cli: Cli): void {
     .argument('<reset-token>')
     .argument('[new-password]')
     .action(async (token: string, password: string | undefined, _options: unknown, command: Command) => {
-      const client = cli.client(command, { auth: false });
+      const client = await cli.client(command, { auth: false });
       cli.print(command, await client.resetPassword(token, await newPassword(cli, password)));
     });
 }

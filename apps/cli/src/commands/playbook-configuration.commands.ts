@@ -33,7 +33,7 @@ export function playbookConfigurationCommands(program: Command, cli: Cli): void 
     .argument('[server-ids...]', 'the servers to run on')
     .option('--hints <json>', 'hint values: [{"id": "dmcrypt", "value": true}] or {"dmcrypt": true}', hints)
     .action(async (name: string, playbook: string, clusterId: string, serverIds: string[], options: { hints?: HintValue[] }, command: Command) => {
-      cli.print(command, await cli.client(command).createPlaybookConfiguration(name, clusterId, playbook, serverIds, options.hints ?? []));
+      cli.print(command, await (await cli.client(command)).createPlaybookConfiguration(name, clusterId, playbook, serverIds, options.hints ?? []));
     });
 
   interface Fields {
@@ -50,7 +50,7 @@ export function playbookConfigurationCommands(program: Command, cli: Cli): void 
       .option('--global-vars <json>', 'new global variables (a JSON object)', jsonObject)
       .option('--inventory <json>', 'new inventory (a JSON object)', jsonObject),
   ).action(async (id: string, options: Fields, command: Command) => {
-    const client = cli.client(command);
+    const client = await cli.client(command);
     const model = await updatedModel<PlaybookConfigurationModel>(cli, command, id, () => client.getPlaybookConfiguration(id), (m) => {
       if (options.name !== undefined) m.data.name = options.name;
       if (options.globalVars !== undefined) m.data.configuration.global_vars = options.globalVars;

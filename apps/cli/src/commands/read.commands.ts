@@ -11,6 +11,14 @@ export interface ReadCalls<M> {
   version(client: Client, id: string, version: number): Promise<M>;
 }
 
+/**
+ * `noun` with its indefinite article: "an execution", "a server", "a user" (the nouns of
+ * the API: a vowel sound only after a, e, i and o).
+ */
+export function withArticle(noun: string): string {
+  return `${/^[aeio]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+}
+
 /** How the read commands show what they got (default: `cli.print`). */
 export type Show = (command: Command, value: unknown) => void;
 
@@ -35,26 +43,26 @@ export function addReadCommands<M>(
   extend(getAll);
   getAll.action(async (_options: unknown, command: Command) => {
     const { params, paged } = listParams(command);
-    showList(cli, command, await calls.list(cli.client(command), params), paged, show);
+    showList(cli, command, await calls.list(await cli.client(command), params), paged, show);
   });
 
-  const get = group.command('get').description(`Show the latest version of a ${noun}.`).argument(idArg);
+  const get = group.command('get').description(`Show the latest version of ${withArticle(noun)}.`).argument(idArg);
   extend(get);
   get.action(async (id: string, _options: unknown, command: Command) => {
-    (show ?? ((c, v) => cli.print(c, v)))(command, await calls.get(cli.client(command), id));
+    (show ?? ((c, v) => cli.print(c, v)))(command, await calls.get(await cli.client(command), id));
   });
 
-  const versions = withListOptions(group.command('get-version-all').description(`List the versions of a ${noun}, newest first.`).argument(idArg), { states: false });
+  const versions = withListOptions(group.command('get-version-all').description(`List the versions of ${withArticle(noun)}, newest first.`).argument(idArg), { states: false });
   extend(versions);
   versions.action(async (id: string, _options: unknown, command: Command) => {
     const { params, paged } = listParams(command);
-    showList(cli, command, await calls.versions(cli.client(command), id, params), paged, show);
+    showList(cli, command, await calls.versions(await cli.client(command), id, params), paged, show);
   });
 
-  const version = group.command('get-version').description(`Show one version of a ${noun}.`).argument(idArg).argument('<version>', 'version number', positiveInt);
+  const version = group.command('get-version').description(`Show one version of ${withArticle(noun)}.`).argument(idArg).argument('<version>', 'version number', positiveInt);
   extend(version);
   version.action(async (id: string, number: number, _options: unknown, command: Command) => {
-    (show ?? ((c, v) => cli.print(c, v)))(command, await calls.version(cli.client(command), id, number));
+    (show ?? ((c, v) => cli.print(c, v)))(command, await calls.version(await cli.client(command), id, number));
   });
 }
 
@@ -62,9 +70,9 @@ export function addReadCommands<M>(
 export function addDeleteCommand<M>(group: Command, cli: Cli, noun: string, remove: (client: Client, id: string) => Promise<M>): void {
   group
     .command('delete')
-    .description(`Delete a ${noun}: it is marked deleted (its versions stay readable) and printed.`)
+    .description(`Delete ${withArticle(noun)}: it is marked deleted (its versions stay readable) and printed.`)
     .argument(`<${noun.replace(/ /g, '-')}-id>`)
     .action(async (id: string, _options: unknown, command: Command) => {
-      cli.print(command, await remove(cli.client(command), id));
+      cli.print(command, await remove(await cli.client(command), id));
     });
 }

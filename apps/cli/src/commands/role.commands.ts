@@ -28,7 +28,7 @@ export function roleCommands(program: Command, cli: Cli): void {
   group
     .command('self')
     .description('Show your own role.')
-    .action(async (_options: unknown, command: Command) => cli.print(command, await cli.client(command).getRoleSelf()));
+    .action(async (_options: unknown, command: Command) => cli.print(command, await (await cli.client(command)).getRoleSelf()));
 
   group
     .command('create')
@@ -37,7 +37,7 @@ export function roleCommands(program: Command, cli: Cli): void {
     .option('--api-permissions <names>', 'comma-separated api permissions', csv, [])
     .option('--playbook-permissions <names>', 'comma-separated playbook permissions', csv, [])
     .action(async (name: string, options: { apiPermissions: string[]; playbookPermissions: string[] }, command: Command) => {
-      cli.print(command, await cli.client(command).createRole(name, { api: options.apiPermissions, playbook: options.playbookPermissions }));
+      cli.print(command, await (await cli.client(command)).createRole(name, { api: options.apiPermissions, playbook: options.playbookPermissions }));
     });
 
   interface Fields {
@@ -54,7 +54,7 @@ export function roleCommands(program: Command, cli: Cli): void {
       .option('--api-permissions <names>', 'comma-separated api permissions (replace the current ones)', csv)
       .option('--playbook-permissions <names>', 'comma-separated playbook permissions (replace the current ones)', csv),
   ).action(async (id: string, options: Fields, command: Command) => {
-    const client = cli.client(command);
+    const client = await cli.client(command);
     const model = await updatedModel<Role>(cli, command, id, () => client.getRole(id), (m) => {
       if (options.name !== undefined) m.data.name = options.name;
       const replace = (group: GroupName, names: string[]) => {
@@ -78,7 +78,7 @@ export function roleCommands(program: Command, cli: Cli): void {
     .addArgument(groupArgument())
     .argument('<permission...>')
     .action(async (id: string, type: GroupName, names: string[], _options: unknown, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       const role = await client.getRole(id);
       role.data.permissions = changeGroup(role.data.permissions, type, (set) => names.forEach((n) => set.add(n)));
       cli.print(command, await client.updateRole(role));
@@ -91,7 +91,7 @@ export function roleCommands(program: Command, cli: Cli): void {
     .addArgument(groupArgument())
     .argument('[permission...]')
     .action(async (id: string, type: GroupName, names: string[], _options: unknown, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       const role = await client.getRole(id);
       role.data.permissions = changeGroup(role.data.permissions, type, (set) => {
         if (names.length === 0) set.clear();

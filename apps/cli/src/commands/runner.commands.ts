@@ -1,4 +1,4 @@
-import type { Runner } from '@carapace/models';
+import { RunnerCreateSchema, type Runner } from '@carapace/models';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Cli } from '../context.js';
 
@@ -7,6 +7,19 @@ export function label(value: string, previous: Record<string, string> = {}): Rec
   const at = value.indexOf('=');
   if (at <= 0) throw new InvalidArgumentError('key=value is expected, e.g. site=lab.');
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+const RUNNER_NAME = new RegExp((RunnerCreateSchema.properties.name as { pattern?: string }).pattern ?? '');
+
+/**
+ * Parses `--name`: the API's rule for runner names, checked here so that a bad name is a
+ * usage error that says the rule, not the API's schema error.
+ */
+export function runnerName(value: string): string {
+  if (!RUNNER_NAME.test(value)) {
+    throw new InvalidArgumentError('a runner name is 1 to 63 lower-case letters, digits, ".", "_" and "-", starting with a letter or a digit (e.g. par1-a).');
+  }
+  return value;
 }
 
 /** A Unix time as `YYYY-MM-DD HH:MM:SS` (UTC), or empty. */
@@ -41,17 +54,17 @@ export function runnerCommands(program: Command, cli: Cli): void {
     .command('get-all')
     .description('List the runners with their state (connected, draining or disconnected), labels, slots, last heartbeat and executions.')
     .action(async (_options: unknown, command: Command) => {
-      const { items } = await cli.client(command).getRunners();
-      cli.print(command, cli.globals(command).output === 'table' ? items.map(tableRow) : items);
+      const { items } = await (await cli.client(command)).getRunners();
+      cli.print(command, cli.tables(command) ? items.map(tableRow) : items);
     });
 
   group
     .command('create')
     .description('Issue the token of a new runner and print it: the token is shown this once. A taken name is refused (delete the runner first).')
-    .requiredOption('--name <name>', 'the runner name: lower-case letters, digits, ".", "_" and "-"')
+    .requiredOption('--name <name>', 'the runner name: lower-case letters, digits, ".", "_" and "-"', runnerName)
     .option('--label <key=value>', 'a label of the runner (repeatable)', label)
     .action(async (options: { name: string; label?: Record<string, string> }, command: Command) => {
-      cli.print(command, await cli.client(command).createRunner(options.name, options.label ?? {}));
+      cli.print(command, await (await cli.client(command)).createRunner(options.name, options.label ?? {}));
       cli.note('Keep the token: it is shown only this once (give it to the runner as CARAPACE_RUNNER_TOKEN or CARAPACE_RUNNER_TOKEN_FILE).');
     });
 
@@ -60,7 +73,7 @@ export function runnerCommands(program: Command, cli: Cli): void {
     .description('Revoke a runner token: the runner is removed and its stream closed (prints nothing on stdout).')
     .argument('<name>')
     .action(async (name: string, _options: unknown, command: Command) => {
-      await cli.client(command).deleteRunner(name);
+      await (await cli.client(command)).deleteRunner(name);
       cli.note(`Runner ${name} deleted: its token is revoked.`);
     });
 }

@@ -69,12 +69,12 @@ export function serverCommands(program: Command, cli: Cli): void {
     .argument('<host>', 'address the service reaches it at (IP or FQDN)')
     .argument('<username>', 'SSH user of the automation on the host')
     .action(async (id: string, host: string, username: string, _options: unknown, command: Command) => {
-      cli.print(command, await cli.client(command).createServer(id, host, username));
+      cli.print(command, await (await cli.client(command)).createServer(id, host, username));
     });
 
   withModelOptions(group.command('update').description('Rename a server, or send the whole model.').argument('<server-id>').option('--name <name>', 'new name')).action(
     async (id: string, options: { name?: string }, command: Command) => {
-      const client = cli.client(command);
+      const client = await cli.client(command);
       const model = await updatedModel<Server>(cli, command, id, () => client.getServer(id), (m) => {
         if (options.name !== undefined) m.data.name = options.name;
         return options.name !== undefined;

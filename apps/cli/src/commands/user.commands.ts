@@ -17,7 +17,7 @@ export function userCommands(program: Command, cli: Cli): void {
   group
     .command('self')
     .description('Show the user you are logged in as.')
-    .action(async (_options: unknown, command: Command) => cli.print(command, await cli.client(command).getUserSelf()));
+    .action(async (_options: unknown, command: Command) => cli.print(command, await (await cli.client(command)).getUserSelf()));
 
   group
     .command('create')
@@ -27,7 +27,7 @@ export function userCommands(program: Command, cli: Cli): void {
     .argument('[full-name]', 'full name', '')
     .argument('[role-id]', 'id of the role')
     .action(async (login: string, email: string, fullName: string, roleId: string | undefined, _options: unknown, command: Command) => {
-      cli.print(command, await cli.client(command).createUser(login, email, fullName, roleId ?? null));
+      cli.print(command, await (await cli.client(command)).createUser(login, email, fullName, roleId ?? null));
     });
 
   interface Fields {
@@ -46,7 +46,7 @@ export function userCommands(program: Command, cli: Cli): void {
       .option('--full-name <name>', 'new full name')
       .option('--role-id <id>', 'new role ("" for none)'),
   ).action(async (id: string, options: Fields, command: Command) => {
-    const client = cli.client(command);
+    const client = await cli.client(command);
     const model = await updatedModel<User>(cli, command, id, () => client.getUser(id), (m) => {
       if (options.login !== undefined) m.data.login = options.login;
       if (options.email !== undefined) m.data.email = options.email;

@@ -1,0 +1,21 @@
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import type { Cli } from './context.js';
+
+/** Asks for a line on the terminal; with `hidden`, without echoing what is typed. */
+export async function ask(cli: Cli, prompt: string, { hidden = false }: { hidden?: boolean } = {}): Promise<string> {
+  cli.io.stderr.write(prompt);
+  const output = hidden ? new Writable({ write: (_chunk, _encoding, done) => done() }) : cli.io.stderr;
+  const rl = createInterface({ input: cli.io.stdin, output, terminal: true });
+  try {
+    return await new Promise<string>((resolve) => rl.once('line', resolve));
+  } finally {
+    rl.close();
+    if (hidden) cli.io.stderr.write('\n');
+  }
+}
+
+/** The first line of stdin (read to its end), without its line break. */
+export async function firstLine(cli: Cli): Promise<string> {
+  return (await cli.readStdin()).split(/\r?\n/)[0] ?? '';
+}
