@@ -1,10 +1,12 @@
-// First-boot discovery end to end: a fresh lab host whose only input is the generated
-// user-data registers itself, the embedded runner gathers its facts over SSH, and
-// hello_world runs on it as the user cloud-init created.
+// First-boot discovery end to end, the documented way (`npm run lab -- up N --discover`): fresh
+// lab hosts whose only input is the user-data `carapace cloud-config` generates for the running
+// control plane (its generated discovery token, its embedded runner's key) register themselves,
+// the embedded runner gathers their facts over SSH, and hello_world runs on them as the user
+// cloud-init created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateCloudConfig } from '@carapace/cloud-init';
-import { createLab, ensureBridge, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { Api, ControlPlane, DISCOVERY_TOKEN, eventually } from './system.js';
+import { controlPlaneAccess, discoverLab, type ControlPlaneAccess, type DiscoveredLab } from '../lab/discover.js';
+import { ensureBridge, LAB_GATEWAY, type Lab } from '../lab/lab.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, eventually } from './system.js';
 
 type Json = Record<string, any>;
 
@@ -12,26 +14,26 @@ describe('first-boot discovery on real hosts', { timeout: 300_000 }, () => {
   let lab: Lab;
   let cp: ControlPlane;
   let api: Api;
+  let access: ControlPlaneAccess;
+  let discovered: DiscoveredLab;
+  let refused: unknown;
   let server: Json;
-  let bootedAt: number;
 
   beforeAll(async () => {
     await ensureBridge();
-    cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded' });
+    // No CARAPACE_DISCOVERY_TOKEN: the control plane generates one in its data dir, where the lab reads it.
+    cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env: { CARAPACE_DISCOVERY_TOKEN: '' } });
     api = new Api(cp.url);
     await api.login();
-    const embedded = await eventually(
-      async () => {
-        const list = await api.ok('GET', '/v1/runner/');
-        return list.items.find((r: Json) => r.name === 'embedded' && r.state === 'connected' && r.ssh_public_key);
-      },
-      60_000,
-      'the embedded runner',
-    );
-    const userData = generateCloudConfig({ url: cp.url, serverDiscoveryToken: DISCOVERY_TOKEN, publicKey: embedded.ssh_public_key, timeout: 5 });
-    const wrongToken = generateCloudConfig({ url: cp.url, serverDiscoveryToken: 'not-the-discovery-token-0123456789', publicKey: embedded.ssh_public_key, timeout: 5 });
-    bootedAt = Date.now();
-    lab = await createLab({ name: 'e2e-discovery', hosts: [{ seed: { userData }, disks: [2 * 1024 ** 3] }, { seed: { userData: wrongToken } }] });
+    access = await controlPlaneAccess({ dataDir: cp.dataDir, url: cp.url, env: { CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
+    [discovered, refused] = await Promise.all([
+      discoverLab({ name: 'e2e-discovery', hosts: [{ disks: [2 * 1024 ** 3] }], access, timeoutMs: 60_000 }),
+      discoverLab({ name: 'e2e-discovery-refused', hosts: 1, access: { ...access, token: 'not-the-discovery-token-0123456789' }, waitFor: 'registered', timeoutMs: 60_000 }).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    ]);
+    lab = discovered.lab;
   }, 40 * 60_000);
 
   afterAll(async () => {
@@ -40,17 +42,23 @@ describe('first-boot discovery on real hosts', { timeout: 300_000 }, () => {
     cp?.removeData();
   }, 120_000);
 
+  it('reads what hosts need from the running control plane: the generated token, the runner key, a login', () => {
+    expect(access.tokenSource).toBe(`${cp.dataDir}/discovery-token`);
+    expect(access.token).toMatch(/^[0-9a-f]{48}$/);
+    expect(access.publicKey).toMatch(/^ssh-ed25519 /);
+    expect(access.credentials).toMatchObject({ login: 'root', source: 'CARAPACE_ADMIN_PASSWORD' });
+    expect(discovered.userData).toContain(access.url);
+  });
+
   it('registers within 60 s of boot and shows full facts', async () => {
     const host = lab.hosts[0];
-    server = await eventually(
-      async () => {
-        const list = await api.ok('GET', '/v1/server/?all=true');
-        const s = list.items.find((x: Json) => x.data.ip === host?.ip);
-        return s?.data.state === 'operational' ? s : undefined;
-      },
-      60_000 - (Date.now() - bootedAt),
-      'the host to register with its facts',
-    );
+    expect(discovered.checked).toBe('operational');
+    expect((discovered.timings.operationalS ?? Infinity) - discovered.timings.bootedS).toBeLessThan(60);
+    const found = discovered.hosts[0];
+    expect(found?.state).toBe('operational');
+    server = await api.ok('GET', `/v1/server/${found?.serverId}/`);
+    expect(server.data.ip).toBe(host?.ip);
+    expect(server.data.state).toBe('operational');
     expect(server.data.username).toBe('ansible');
     expect(server.data.facts.hostname).toBe(host?.name);
     expect(server.data.facts.os).toMatchObject({ id: 'debian', version_id: '12' });
@@ -95,20 +103,11 @@ describe('first-boot discovery on real hosts', { timeout: 300_000 }, () => {
     expect(list.items.filter((s: Json) => s.data.ip === lab.hosts[0]?.ip)).toHaveLength(1);
   });
 
-  it('refuses a host with a wrong token: it shows up nowhere', async () => {
-    const bad = lab.hosts[1];
-    // Its discovery script has tried (and logged the refusal) by now.
-    const logged = await eventually(
-      async () => {
-        const res = await bad?.exec('cat /var/log/carapace-discovery.log', { check: false });
-        return res && /401|refused|Unauthorized/i.test(res.stdout) ? res.stdout : undefined;
-      },
-      60_000,
-      'the refusal in the discovery log',
-    );
-    expect(logged).toMatch(/401|Unauthorized/i);
+  it('refuses a host with a wrong token: discoverLab says why at once, and it shows up nowhere', async () => {
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/did not register: .*HTTP 401, giving up/);
     const list = await api.ok('GET', '/v1/server/?all=true');
-    expect(list.items.map((s: Json) => s.data.ip)).not.toContain(bad?.ip);
+    expect(list.items.map((s: Json) => s.id)).toEqual([server.id]);
     expect(list.total).toBe(1);
   });
 });

@@ -1,12 +1,15 @@
 // End to end through the public API: a control plane and a runner as real processes, real
-// Debian hosts of the lab, real sshd, real ansible-playbook running hello_world.
+// Debian hosts of the lab that join the documented way (`npm run lab -- up N --discover`: the
+// generated user-data, registration at first boot), real sshd, real ansible-playbook running
+// hello_world.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLab, generateKeyPair, type Lab } from '../lab/lab.js';
-import { Api, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from './system.js';
+import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
+import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from './system.js';
 
 type Json = Record<string, any>;
 
@@ -34,6 +37,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
 
   async function startCp(): Promise<void> {
     cp = await ControlPlane.start({
+      httpHost: LAB_GATEWAY,
       runner: 'none',
       env: { CARAPACE_RUNNER_LEASE_TIMEOUT_MS: '6000', CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: '1000' },
     });
@@ -45,24 +49,20 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'carapace-e2e-runner-'));
     const key = await generateKeyPair(dir);
     keyFile = key.privateKeyPath;
-    lab = await createLab({ hosts: 2, name: 'e2e-runner', sshKey: key });
+    await ensureBridge();
     await startCp();
     runnerToken = (await api.ok('POST', '/v1/runner/', { name: 'lab-runner', labels: { site: 'lab' } })).token;
     runner = await newRunner();
-    for (const host of lab.hosts) {
-      const id = randomUUID();
-      const res = await api.call('POST', '/v1/server/', { id, host: host.ip, username: 'root' }, false, { authorization: DISCOVERY_TOKEN });
-      expect(res.status, res.text).toBe(200);
-      const server = await eventually(
-        async () => {
-          const s = await api.ok('GET', `/v1/server/${id}/`);
-          return s.data.state === 'operational' ? s : undefined;
-        },
-        60_000,
-        `facts of ${host.ip}`,
-      );
-      servers.push(server);
-    }
+    // The hosts authorize this runner's key through their user-data, as `cloud-config` would.
+    const access = await controlPlaneAccess({
+      dataDir: cp.dataDir,
+      url: cp.url,
+      publicKeyFile: key.publicKeyPath,
+      env: { CARAPACE_DISCOVERY_TOKEN: DISCOVERY_TOKEN, CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD },
+    });
+    const discovered = await discoverLab({ hosts: 2, name: 'e2e-runner', access, timeoutMs: 120_000 });
+    lab = discovered.lab;
+    for (const h of discovered.hosts) servers.push(h.server as Json);
     clusterId = (await api.ok('POST', '/v1/cluster/', { name: 'e2e' })).id;
   }, 40 * 60_000);
 
@@ -107,8 +107,10 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     return (await api.ok('GET', `/v1/execution/${id}/steps/?all=true`)).items;
   }
 
-  it('gathered the facts of each registered host over SSH', () => {
+  it('gathered the facts of each self-registered host over SSH; each host is a server of its own', () => {
+    expect(new Set(servers.map((s) => s.id)).size).toBe(lab.hosts.length);
     for (const [i, s] of servers.entries()) {
+      expect(s.data.username).toBe('ansible');
       expect(s.data.facts.hostname).toBe(lab.hosts[i]?.name);
       expect(s.data.facts.default_ipv4).toBe(lab.hosts[i]?.ip);
       expect(s.data.facts.os.id).toBe('debian');
