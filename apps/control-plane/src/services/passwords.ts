@@ -16,13 +16,15 @@ export const DEFAULT_HASH_LIMITS: HashLimits = { concurrency: 1, queue: 64 };
 
 /**
  * The code of a hashing thread (CommonJS, evaluated: no file to resolve from sources or
- * build). It lowers its own scheduling priority (on Linux the nice value is per thread),
- * so that on a busy CPU the event loop goes first, then derives keys one at a time.
+ * build). It lowers its own scheduling priority to nice 10 (on Linux the nice value is per
+ * thread): sharing a CPU with the event loop it gets about a tenth of it, so requests go
+ * first; not 19, with which any other busy process on the host (a playbook run) would
+ * starve logins. Then it derives keys one at a time.
  */
 const WORKER_CODE = `
 const { parentPort } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
-try { require('node:os').setPriority(19); } catch {}
+try { require('node:os').setPriority(10); } catch {}
 parentPort.on('message', (task) => {
   try {
     const key = scryptSync(task.password, Buffer.from(task.salt), task.keyLength, task.options);
@@ -77,8 +79,8 @@ class HashThread {
  * A derivation takes tens of milliseconds of CPU and 16 MiB. On libuv's pool (4 threads,
  * shared with file system, DNS and the WebCrypto HMAC that checks every uncached token), a
  * flood of logins filled the pool and the CPUs, and every request waited behind it. Here
- * each runs on a thread of its own, at most `concurrency` of them, at the lowest CPU
- * priority: the pool stays free and the event loop goes first on a busy CPU. A login past
+ * each runs on a thread of its own, at most `concurrency` of them, at a low CPU priority
+ * (nice 10): the pool stays free and the event loop goes first on a busy CPU. A login past
  * a full queue is answered 503 with `Retry-After` at once, holding nothing. The CPUs
  * belong to the process, so the process has one instance, shared by every caller
  * (`passwordHashing`); its idle threads hold nothing open (they are unref'd).
