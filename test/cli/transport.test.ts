@@ -59,7 +59,7 @@ describe('carapace: help, options, errors, TLS and cloud-config', () => {
     expect(rest[GROUPS.length + 1]).toMatch(/--page[\s\S]*--per-page[\s\S]*--all[\s\S]*--sort-by[\s\S]*--list[\s\S]*--compact/);
     expect(rest[GROUPS.length + 2]).toMatch(/--model[\s\S]*--model-stdin[\s\S]*--model-editor/);
     expect(rest[GROUPS.length + 3]).toContain('add-permission');
-  });
+  }, 120_000);
 
   it('takes the global options from flags or from the environment, flags first', async () => {
     const [fromEnv, fromFlags, flagWins] = await Promise.all([
@@ -100,6 +100,14 @@ describe('carapace: help, options, errors, TLS and cloud-config', () => {
     expect(unreachable.stderr).toMatch(/^carapace: GET \/v1\/info\/ failed: .*ECONNREFUSED/);
     expect(slow.code).toBe(3);
     expect(slow.stderr).toBe('carapace: GET /v1/info/ timed out after 300 ms\n');
+  });
+
+  it('an https:// URL on the plain HTTP port says so, not in OpenSSL\'s words', async () => {
+    const url = cp.url.replace(/^http:/, 'https:');
+    const run = await runCli(['--url', url, 'info']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toBe(`carapace: GET /v1/info/ failed: the server at ${url} does not speak TLS: use ${cp.url}\n`);
+    expect(run.stderr).not.toMatch(/wrong version number|EPROTO|ssl3_get_record/);
   });
 
   it('TLS: verification on by default, --no-verify or CARAPACE_NO_VERIFY=1 off, --ssl-certificate for a client certificate', async () => {
@@ -147,6 +155,24 @@ describe('carapace: help, options, errors, TLS and cloud-config', () => {
     expect(badToken.code).toBe(2);
     expect(badToken.stderr).toContain('serverDiscoveryToken');
     expect(badToken.stderr).not.toContain('jeton-secret');
+
+    // The service accepts discovery tokens of 16 characters or more: a shorter one is refused
+    // here rather than written into user-data that could never register.
+    const [short, sixteen, shortWithout, fromStdin] = await Promise.all([
+      runCli(['--url', cp.url, 'cloud-config', 'fifteen-chars-x', keyFile]),
+      runCli(['--url', cp.url, 'cloud-config', 'sixteen-chars-xy', keyFile]),
+      runCli(['--url', cp.url, 'cloud-config', 'short', keyFile, '--no-discovery']),
+      runCli(['--url', cp.url, 'cloud-config', DISCOVERY_TOKEN, '-'], { input: `${PUBLIC_KEY}\n` }),
+    ]);
+    expect(short).toMatchObject({ code: 2, stdout: '' });
+    expect(short.stderr).toContain('carapace: the discovery token is 15 characters long: the service accepts only tokens of at least 16');
+    expect(short.stderr).not.toContain('fifteen-chars-x');
+    expect(sixteen.code, sixteen.stderr).toBe(0);
+    expect(sixteen.stdout).toContain('carapace-discovery');
+    expect(shortWithout.code, shortWithout.stderr).toBe(0);
+    expect(shortWithout.stdout).not.toContain('carapace-discovery');
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(fromStdin.stdout).toContain(PUBLIC_KEY);
 
     for (const [name, text] of [
       ['full.yaml', full.stdout],
