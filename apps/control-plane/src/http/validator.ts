@@ -31,7 +31,7 @@ function numericProperties(schema: TSchema): string[] {
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
-  const numeric = httpPart === 'body' ? [] : numericProperties(schema);
+  const numeric = httpPart === 'params' || httpPart === 'querystring' ? numericProperties(schema) : [];
   const where = httpPart === 'params' ? 'Path parameter' : 'Query parameter';
   return (value: unknown) => {
     if (check.Check(value)) return { value };
