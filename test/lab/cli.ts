@@ -24,7 +24,7 @@ import {
 } from './lab.js';
 import type { ImageOptions } from './lab.js';
 import { LAB_GATEWAY, ensureBridge } from './lab.js';
-import { listensOnGateway, upDiscover } from './discover-cli.js';
+import { forgetDiscovered, listensOnGateway, upDiscover } from './discover-cli.js';
 
 const CLI_DIR = join(LAB_STATE_DIR, 'cli');
 
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     case 'down': {
       // The bridge stays while a control plane listens on it (it is needed for the next `up`).
       const removed = await destroyPersistentLabs({ removeBridge: !(await listensOnGateway()) });
+      await forgetDiscovered();
       process.stdout.write(removed.length ? `removed ${removed.join(' ')}\n` : 'nothing to remove\n');
       break;
     }

@@ -1,12 +1,20 @@
 /** `npm run lab -- up N --discover`: the lab CLI's way to discoverLab(). */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { LAB_GATEWAY, LAB_STATE_DIR, listLabSlots } from './lab.js';
 import type { ImageOptions } from './lab.js';
-import { DEFAULT_CONTROL_PLANE_URL, controlPlaneAccess, discoverLab } from './discover.js';
+import { DEFAULT_CONTROL_PLANE_URL, api, controlPlaneAccess, discoverLab, findCredentials, login } from './discover.js';
 import { run } from './sys.js';
 
 const CLI_DIR = join(LAB_STATE_DIR, 'cli');
+/** What `up --discover` registered, for `down` to delete. */
+const DISCOVERED_FILE = join(CLI_DIR, 'discovered.json');
+
+interface DiscoveredRecord {
+  url: string;
+  dataDir: string;
+  serverIds: string[];
+}
 
 export interface UpDiscoverOptions {
   hosts: number;
@@ -59,6 +67,8 @@ export async function upDiscover(opts: UpDiscoverOptions): Promise<void> {
   const userDataFile = join(CLI_DIR, 'user-data');
   await writeFile(userDataFile, discovered.userData, { mode: 0o600 });
 
+  const record: DiscoveredRecord = { url: access.url, dataDir, serverIds: discovered.hosts.map((h) => h.serverId) };
+  await writeFile(DISCOVERED_FILE, `${JSON.stringify(record, null, 2)}\n`);
   say(`user-data:       ${userDataFile} (what \`carapace cloud-config --url ${access.url} TOKEN ${relative(process.cwd(), keyFile) || keyFile}\` prints)`);
   say();
   for (const h of discovered.hosts)
@@ -72,5 +82,39 @@ export async function upDiscover(opts: UpDiscoverOptions): Promise<void> {
       ` (${((Date.now() - started) / 1000).toFixed(1)} s in all)`,
   );
   say(`servers:         carapace server get-all -o table   (with CARAPACE_URL=${access.url})`);
-  say('remove:          npm run lab -- down   (the servers stay registered in the control plane)');
+  say('remove:          npm run lab -- down   (also deletes these servers from the control plane)');
+}
+
+/**
+ * For `down`: deletes the servers `up --discover` registered from the control plane (their
+ * hosts are gone; a new `up` gives new ids). Best effort: says what it could not do.
+ */
+export async function forgetDiscovered(out: NodeJS.WritableStream = process.stdout): Promise<void> {
+  let record: DiscoveredRecord;
+  try {
+    record = JSON.parse(await readFile(DISCOVERED_FILE, 'utf8')) as DiscoveredRecord;
+  } catch {
+    return;
+  }
+  const say = (line: string): void => void out.write(`${line}\n`);
+  const leftover = `delete them with carapace server delete ID: ${record.serverIds.join(' ')}`;
+  try {
+    const credentials = await findCredentials(record.dataDir);
+    if (!credentials) {
+      say(`no login to delete the lab's servers from ${record.url}; ${leftover}`);
+    } else {
+      const access = { url: record.url, credentials };
+      const token = await login(access);
+      const failed: string[] = [];
+      for (const id of record.serverIds) {
+        const res = await api(access, 'DELETE', `/v1/server/${id}/`, token);
+        if (res.status !== 200 && res.status !== 404) failed.push(`${id}: HTTP ${res.status} ${String(res.json?.message ?? '')}`);
+      }
+      say(`deleted ${record.serverIds.length - failed.length} lab server(s) from ${record.url}`);
+      for (const f of failed) say(`  not deleted: ${f}`);
+    }
+  } catch (err) {
+    say(`could not delete the lab's servers from ${record.url} (${err instanceof Error ? err.message : String(err)}); ${leftover}`);
+  }
+  await rm(DISCOVERED_FILE, { force: true });
 }

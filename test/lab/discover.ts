@@ -108,15 +108,17 @@ export async function controlPlaneAccess(opts: AccessOptions = {}): Promise<Cont
     publicKey = await readTrimmed(keyFile);
   }
 
-  let credentials: ControlPlaneAccess['credentials'];
-  const passwordFile = join(dataDir, 'initial-admin-password');
-  if (env.CARAPACE_LOGIN && env.CARAPACE_PASSWORD) credentials = { login: env.CARAPACE_LOGIN, password: env.CARAPACE_PASSWORD, source: 'CARAPACE_LOGIN' };
-  else if (env.CARAPACE_ADMIN_PASSWORD) credentials = { login: 'root', password: env.CARAPACE_ADMIN_PASSWORD, source: 'CARAPACE_ADMIN_PASSWORD' };
-  else {
-    const password = await readTrimmed(passwordFile);
-    if (password) credentials = { login: 'root', password, source: passwordFile };
-  }
+  const credentials = await findCredentials(dataDir, env);
   return { url, token, tokenSource, publicKey, ...(credentials ? { credentials } : {}) };
+}
+
+/** A login to check with: `CARAPACE_LOGIN` and `CARAPACE_PASSWORD`, else root with `CARAPACE_ADMIN_PASSWORD` or `<dataDir>/initial-admin-password`. */
+export async function findCredentials(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneAccess['credentials']> {
+  if (env.CARAPACE_LOGIN && env.CARAPACE_PASSWORD) return { login: env.CARAPACE_LOGIN, password: env.CARAPACE_PASSWORD, source: 'CARAPACE_LOGIN' };
+  if (env.CARAPACE_ADMIN_PASSWORD) return { login: 'root', password: env.CARAPACE_ADMIN_PASSWORD, source: 'CARAPACE_ADMIN_PASSWORD' };
+  const passwordFile = join(dataDir, 'initial-admin-password');
+  const password = await readTrimmed(passwordFile);
+  return password ? { login: 'root', password, source: passwordFile } : undefined;
 }
 
 /** The cloud-init user-data of discovered lab hosts: exactly what `carapace cloud-config TOKEN KEY_FILE --url URL` prints. */
@@ -228,7 +230,17 @@ async function waitRegistered(h: DiscoveredHost, deadline: number): Promise<void
   }
 }
 
-async function api(access: ControlPlaneAccess, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; json: any }> {
+/** Logs in with `access.credentials`; throws a DiscoveryError that says which password failed. */
+export async function login(access: Pick<ControlPlaneAccess, 'url' | 'credentials'>): Promise<string> {
+  const credentials = access.credentials;
+  if (!credentials) throw new DiscoveryError('no login: set CARAPACE_ADMIN_PASSWORD, or CARAPACE_LOGIN and CARAPACE_PASSWORD');
+  const res = await api(access, 'POST', '/v1/auth/', undefined, { username: credentials.login, password: credentials.password });
+  if (res.status !== 200) throw new DiscoveryError(`cannot log in as ${credentials.login} (password from ${credentials.source}): HTTP ${res.status} ${String(res.json?.message ?? '')}`);
+  return String(res.json.id);
+}
+
+/** One call of the API (JSON in and out). */
+export async function api(access: Pick<ControlPlaneAccess, 'url'>, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${access.url}${path}`, {
     method,
     headers: { ...(token ? { authorization: token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -247,20 +259,14 @@ async function api(access: ControlPlaneAccess, method: string, path: string, tok
 
 /** Logs in and waits until the API shows every host's server operational (facts gathered by a runner). */
 async function waitOperational(access: ControlPlaneAccess, hosts: DiscoveredHost[], deadline: number): Promise<void> {
-  const credentials = access.credentials;
-  if (!credentials) return;
-  const login = async (): Promise<string> => {
-    const res = await api(access, 'POST', '/v1/auth/', undefined, { username: credentials.login, password: credentials.password });
-    if (res.status !== 200) throw new DiscoveryError(`cannot log in as ${credentials.login} (password from ${credentials.source}): HTTP ${res.status} ${String(res.json?.message ?? '')}`);
-    return String(res.json.id);
-  };
-  let token = await login();
+  if (!access.credentials) return;
+  let token = await login(access);
   const pending = new Set(hosts);
   while (pending.size > 0) {
     for (const h of [...pending]) {
       let res = await api(access, 'GET', `/v1/server/${h.serverId}/`, token);
       if (res.status === 401) {
-        token = await login();
+        token = await login(access);
         res = await api(access, 'GET', `/v1/server/${h.serverId}/`, token);
       }
       if (res.status === 200) {
