@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAB_GATEWAY, checkRequirements, createLab, ensureImage, generateKeyPair, labResidue, sshExec } from './lab.js';
+import { DMI_PRODUCT_UUID, LAB_GATEWAY, checkRequirements, createLab, ensureImage, generateKeyPair, labResidue, sshExec } from './lab.js';
 import type { KeyPair, Lab, LabHost } from './lab.js';
 import { processAlive, run, which } from './sys.js';
 
@@ -61,6 +62,10 @@ describe('lab: two booted Debian hosts', () => {
     }
     const ids = await Promise.all(hosts().map(async (h) => (await h.exec('cat /etc/machine-id')).stdout));
     expect(new Set(ids).size).toBe(2);
+    // Where the machine has DMI, each host reads its own product UUID instead of the machine's.
+    const uuids = await Promise.all(hosts().map(async (h) => (await readFile(join(h.dir, 'product_uuid'), 'utf8')).trim()));
+    expect(new Set(uuids).size).toBe(2);
+    if (existsSync(DMI_PRODUCT_UUID)) for (const [i, h] of hosts().entries()) expect((await h.exec(`cat ${DMI_PRODUCT_UUID}`)).stdout.trim()).toBe(uuids[i]);
   }, 300_000);
 
   it('answers real SSH with the lab key', async () => {
@@ -132,7 +137,10 @@ describe('lab: two booted Debian hosts', () => {
   it('comes back from a reboot inside the host', async () => {
     const h = host(1);
     const init = h.initPid;
+    const machineId = (await h.exec('cat /etc/machine-id')).stdout;
     await h.reboot();
+    // The id the discovery script registers with stays the same across reboots.
+    expect((await h.exec('cat /etc/machine-id')).stdout).toBe(machineId);
     expect(h.running).toBe(true);
     expect(h.initPid).not.toBe(init);
     expect((await sshExec(h, 'hostname', { privateKeyPath: key.privateKeyPath })).stdout.trim()).toBe(h.name);
