@@ -46,7 +46,7 @@ describe('carapace: clusters, servers, playbooks, playbook configurations', () =
 
     const [list, table, compact, compactOne] = await Promise.all([
       carapace('server', 'get-all', '--sort-by', 'ip'),
-      carapace('server', 'get-all', '-o', 'table'),
+      runCli(['server', 'get-all', '-o', 'table'], { env: { ...env, COLUMNS: '200' } }),
       carapace('server', 'get-all', '--compact'),
       carapace('server', 'get', ids.factsServer, '--compact'),
     ]);
@@ -74,7 +74,8 @@ describe('carapace: clusters, servers, playbooks, playbook configurations', () =
   it('playbook get-all; playbook-configuration create (with hints), get-all, get, update, get-version-all, get-version', async () => {
     const playbooks = await carapace('playbook', 'get-all', '-o', 'table');
     expect(playbooks.stdout).toMatch(/^cluster_deploy\s/m);
-    expect(playbooks.stdout.split('\n')[0]).toMatch(/^id\s+name\s+description\s+required_server_list\s+hints/);
+    expect(playbooks.stdout.split('\n')[0]).toMatch(/^id\s+name\s+servers\s+hints\s+description$/);
+    expect(playbooks.stdout).toMatch(/^cluster_deploy\s+.*\s+required\s+(\S+ )*dmcrypt\b/m);
 
     const refused = await carapace('playbook-configuration', 'create', 'deploy', 'cluster_deploy', ids.cluster, ids.factsServer, '--hints', '{"dmcrypt": "yes"}');
     expect(refused.code).toBe(1);
