@@ -62,4 +62,60 @@ describe('fact gathering requests', () => {
     const [fourth] = facts.take([{ name: 'near', labels: {} }]);
     expect(fourth?.message.expected_host_key).toBe('ssh-ed25519 AAAAnew');
   });
+
+  it('keeps one unreachable version however often an unreachable host is retried; a new reason is one more', async () => {
+    const facts = h.container.services.facts;
+    const id = '00000000-0000-4000-8000-0000000000ab';
+    const register = await h.request('POST', '/v1/server/', {
+      headers: { authorization: h.config.discoveryTokens[0] ?? '' },
+      body: { id, host: '10.20.0.6', username: 'ansible' },
+    });
+    expect(register.json.version).toBe(1);
+    const fail = (error: string) => {
+      h.clock.advance(400); // past the longest backoff (5 min + 20 %)
+      const request = facts.take([{ name: 'near', labels: {} }]).find((r) => r.message.server_id === id);
+      expect(request).toBeDefined();
+      facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: '', host_key: '', error });
+    };
+    const versions = async () => {
+      const res = await h.request('GET', `/v1/server/${id}/version/?all=1`, { token: await h.rootToken() });
+      return (res.json.items as { version: number; data: { state: string; facts_error: string | null } }[])
+        .map((v) => ({ version: v.version, state: v.data.state, facts_error: v.data.facts_error }))
+        .sort((a, b) => a.version - b.version);
+    };
+    for (let i = 0; i < 6; i++) fail('10.20.0.6: connection timed out');
+    expect(await versions()).toEqual([
+      { version: 1, state: 'gathering_facts', facts_error: null },
+      { version: 2, state: 'unreachable', facts_error: '10.20.0.6: connection timed out' },
+    ]);
+    // Another failure mode is a change an operator wants to see (and when it came): one version, once.
+    for (let i = 0; i < 3; i++) fail('10.20.0.6: connection refused');
+    expect((await versions()).map((v) => [v.version, v.state, v.facts_error])).toEqual([
+      [1, 'gathering_facts', null],
+      [2, 'unreachable', '10.20.0.6: connection timed out'],
+      [3, 'unreachable', '10.20.0.6: connection refused'],
+    ]);
+    expect(h.container.services.servers.get(id).data.facts_error).toBe('10.20.0.6: connection refused');
+    h.clock.advance(400);
+    const last = facts.take([{ name: 'near', labels: {} }]).find((r) => r.message.server_id === id);
+    facts.complete('near', { request_id: last?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n2', '10.20.0.6')), host_key: 'ssh-ed25519 AAAAn2', error: '' });
+    expect((await versions()).map((v) => [v.version, v.state])).toEqual([
+      [1, 'gathering_facts'],
+      [2, 'unreachable'],
+      [3, 'unreachable'],
+      [4, 'operational'],
+    ]);
+    // Registering again with the same host and user: facts are asked for again (a state change, one version) ...
+    await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.6', username: 'ansible' } });
+    // ... and the same registration repeated while they are gathered writes nothing more.
+    await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.6', username: 'ansible' } });
+    expect((await versions()).map((v) => [v.version, v.state])).toEqual([
+      [1, 'gathering_facts'],
+      [2, 'unreachable'],
+      [3, 'unreachable'],
+      [4, 'operational'],
+      [5, 'gathering_facts'],
+    ]);
+    expect(facts.take([{ name: 'near', labels: {} }]).map((r) => r.message.server_id)).toContain(id);
+  });
 });

@@ -109,6 +109,26 @@ function nestsDeeper(value: unknown, levels: number): boolean {
   return false;
 }
 
+/**
+ * Whether two values are the same JSON document: objects equal key by key whatever their
+ * order, keys holding `undefined` left out (as `JSON.stringify` leaves them), arrays
+ * element by element. Values are those of stored data (no cycles, no classes but arrays).
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keysOf = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const keys = keysOf(x);
+  if (keys.length !== keysOf(y).length) return false;
+  return keys.every((k) => Object.hasOwn(y, k) && jsonEqual(x[k], y[k]));
+}
+
 /** An error SQLite's JSON functions raise on a stored document they cannot read. */
 function isJsonError(e: unknown): boolean {
   return e instanceof SqliteError && /JSON/.test(e.message);
@@ -384,7 +404,9 @@ export class VersionedRepository<D> {
 
   /**
    * Appends a new version of the latest one, changed by `change`; the caller holds the
-   * transaction and has checked that the model may change.
+   * transaction and has checked that the model may change. A change that changes nothing
+   * (the same `time_deleted`, and `data` equal as JSON: key order and keys holding
+   * `undefined` do not count) stores nothing and returns `latest`: a version is a change.
    */
   append(
     latest: Stored<D>,
@@ -392,6 +414,9 @@ export class VersionedRepository<D> {
     initiatorId: string | null,
     now: number,
   ): Stored<D> {
+    if ((change.time_deleted ?? latest.time_deleted) === latest.time_deleted && (change.data === undefined || jsonEqual(change.data, latest.data))) {
+      return latest;
+    }
     const next: Stored<D> = {
       id: latest.id,
       version: latest.version + 1,
