@@ -13,8 +13,8 @@ export function serverLabel(server: Server): string {
 
 /**
  * Server id → {@link serverLabel} for the given ids, deleted servers included, in one list
- * call per hundred ids. Without the permission to view servers, the map is empty and the
- * caller shows the ids.
+ * call per hundred ids. When the service refuses (no permission to view servers, say), the
+ * map is empty and the caller shows the ids: names are a help, not the command's purpose.
  */
 export async function serverLabels(client: Client, ids: Iterable<string>): Promise<Map<string, string>> {
   const unique = [...new Set(ids)];
@@ -25,7 +25,7 @@ export async function serverLabels(client: Client, ids: Iterable<string>): Promi
       for (const server of page.items) labels.set(server.id, serverLabel(server));
     }
   } catch (err) {
-    if (err instanceof ServiceApiError && err.code === 403) return new Map();
+    if (err instanceof ServiceApiError) return new Map();
     throw err;
   }
   return labels;
