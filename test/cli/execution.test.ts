@@ -1,3 +1,4 @@
+import { Client } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
 import { buildCli, parsed, runCli, startCli } from '../support/cli.js';
@@ -66,6 +67,17 @@ describe('carapace execution', () => {
     expect(stepsTable.stdout).toMatch(/hello_world\s+Say hello\s+ok\s+node5 \(10\.0\.0\.7\)$/m);
     expect(stepsTable.stdout).not.toContain(serverId);
     expect(log.stdout).toBe('PLAY [hello_world] ***\nTASK [Gathering Facts] ok\nPLAY RECAP ok=2\n');
+  });
+
+  it('steps of a user who may not view servers: shown by id, the command still works', async () => {
+    const root = new Client({ url: cp.url, login: 'root', password: ROOT_PASSWORD });
+    const role = await root.createRole('step-readers', { api: ['view_execution', 'view_execution_steps'] });
+    await root.createUser('reader', 'reader@example.com', 'Reader', role.id);
+    const password = await cp.mail.passwordOf('reader@example.com');
+    await root.close();
+    const steps = await runCli(['execution', 'steps', executionId, '-o', 'table'], { env: { CARAPACE_URL: cp.url, CARAPACE_LOGIN: 'reader', CARAPACE_PASSWORD: password } });
+    expect(steps.code, steps.stderr).toBe(0);
+    expect(steps.stdout).toMatch(new RegExp(`hello_world\\s+Say hello\\s+ok\\s+${serverId}$`, 'm'));
   });
 
   it('create --wait shows the steps live and exits 0 when the execution completed', async () => {
