@@ -25,8 +25,9 @@ export interface CliRun {
 let emptyConfigHome: string | null = null;
 
 /**
- * An empty settings directory, so that no session stored on the machine running the tests
- * (`carapace login`) reaches a command that does not name its own XDG_CONFIG_HOME.
+ * The settings directory of this test process (empty at first), so that no session stored
+ * on the machine running the tests (`carapace login`) reaches a command that does not name
+ * its own XDG_CONFIG_HOME.
  */
 function configHome(): string {
   emptyConfigHome ??= mkdtempSync(join(tmpdir(), 'carapace-cli-config-'));
