@@ -29,6 +29,8 @@ export const RunnerConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     ansiblePlaybook: Type.String({ minLength: 1 }),
+    /** Lets configurations run tasks on the runner itself (`ansible_connection: local`): tests and labs only. */
+    allowLocalConnection: Type.Boolean(),
     sshTimeoutMs: Type.Integer({ minimum: 100 }),
     /** After SIGTERM: how long running executions may go on before they are canceled. */
     drainGraceMs: Type.Integer({ minimum: 0 }),
@@ -63,6 +65,7 @@ const DEFAULTS = {
   workDir: './runner',
   tls: { enabled: false, caFile: null, certFile: null, keyFile: null },
   ansiblePlaybook: 'ansible-playbook',
+  allowLocalConnection: false,
   sshTimeoutMs: 10_000,
   drainGraceMs: 600_000,
   cancelGraceMs: 10_000,
@@ -85,6 +88,7 @@ export const RUNNER_ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RUNNER_TLS_CERT: 'tls.certFile',
   CARAPACE_RUNNER_TLS_KEY: 'tls.keyFile',
   CARAPACE_RUNNER_ANSIBLE_PLAYBOOK: 'ansiblePlaybook',
+  CARAPACE_RUNNER_ALLOW_LOCAL_CONNECTION: 'allowLocalConnection',
   CARAPACE_RUNNER_SSH_TIMEOUT_MS: 'sshTimeoutMs',
   CARAPACE_RUNNER_DRAIN_GRACE_MS: 'drainGraceMs',
   CARAPACE_RUNNER_CANCEL_GRACE_MS: 'cancelGraceMs',

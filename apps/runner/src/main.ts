@@ -55,6 +55,7 @@ export function realPorts(config: RunnerConfig): AgentPorts {
           workRoot: request.workRoot,
           ansiblePlaybookPath: config.ansiblePlaybook,
           knownHostsFile: request.knownHostsFile,
+          allowLocalConnection: config.allowLocalConnection,
         },
         {
           step: (e) =>

@@ -27,6 +27,13 @@ describe('runner configuration', () => {
     expect(config).toMatchObject({ name: 'edge-1', slots: 7, labels: { site: 'ams', networks: '10.1.0.0/16,192.168.0.0/24' }, tls: { enabled: true } });
   });
 
+  it('refuses local connections unless CARAPACE_RUNNER_ALLOW_LOCAL_CONNECTION turns them on', () => {
+    expect(loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a') } }).allowLocalConnection).toBe(false);
+    expect(loadRunnerConfig({ env: { CARAPACE_RUNNER_TOKEN: token('a') } }).allowLocalConnection).toBe(false);
+    const on = loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_ALLOW_LOCAL_CONNECTION: 'true' } });
+    expect(on.allowLocalConnection).toBe(true);
+  });
+
   it('names the bad setting', () => {
     expect(() => loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_SLOTS: 'many' } })).toThrow(/CARAPACE_RUNNER_SLOTS must be a whole number/);
     expect(() => loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_TLS: 'maybe' } })).toThrow(RunnerConfigError);

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ansibleContentDir } from '@carapace/playbooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnsibleRun, type RunResult } from '../src/executor/index.js';
+import { unsafeInventory } from '../src/executor/inventory-vars.js';
 import {
   fixture,
   groupAlive,
@@ -196,8 +197,9 @@ describe('startAnsibleRun, the work dir', () => {
 
     const dir = join(workRoot, spec.executionId);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
-    expect(JSON.parse(await readFile(join(dir, 'vars.json'), 'utf8'))).toEqual(configuration.global_vars);
-    expect(JSON.parse(await readFile(join(dir, 'inventory.json'), 'utf8'))).toEqual(configuration.inventory);
+    // every string marked unsafe for Ansible's templating (inventory-vars.test.ts)
+    expect(JSON.parse(await readFile(join(dir, 'vars.json'), 'utf8'))).toEqual({ greeting: { __ansible_unsafe: 'kept' }, nested: { list: [1, 2] } });
+    expect(JSON.parse(await readFile(join(dir, 'inventory.json'), 'utf8'))).toEqual(unsafeInventory(configuration.inventory));
     expect((await stat(join(dir, 'vars.json'))).mode & 0o777).toBe(0o600);
     expect(await readFile(join(dir, 'known_hosts'), 'utf8')).toBe(await readFile(knownHostsFile, 'utf8'));
 

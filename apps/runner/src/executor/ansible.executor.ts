@@ -50,8 +50,13 @@ const EXIT_MEANINGS: Readonly<Record<number, string>> = {
  * with the carapace callback plugin writing steps to file descriptor 3. Log text and steps
  * reach `sink` as they come. The work dir is removed at the end unless `keepWorkDir`.
  *
+ * Every string of the configuration's variables reaches Ansible marked unsafe (never
+ * templated), and a configuration setting a connection variable that would act on the
+ * runner itself (`ansible_connection: local`, ssh options or executables, another key, no
+ * host key check) is refused before anything is created (see `inventory-vars.ts`).
+ *
  * Never throws: whatever keeps the run from starting (unknown playbook, unwritable work
- * root, ansible-playbook missing) ends it `failed` with the reason.
+ * root, ansible-playbook missing, a refused configuration) ends it `failed` with the reason.
  */
 export function startAnsibleRun(spec: AnsibleRunSpec, sink: RunSink, options: AnsibleRunOptions = {}): RunHandle {
   return new AnsibleRun(spec, sink, options);
@@ -145,6 +150,7 @@ class AnsibleRun implements RunHandle {
           knownHostsFile: this.spec.knownHostsFile,
           callbackPluginDir: this.options.callbackPluginDir ?? CALLBACK_PLUGIN_DIR,
           maxForks: this.options.maxForks ?? DEFAULT_MAX_FORKS,
+          policy: { allowLocalConnection: this.spec.allowLocalConnection === true },
         });
       } catch (err) {
         return this.finish('failed', null, null, `cannot prepare the run: ${errorMessage(err)}`);

@@ -25,6 +25,11 @@ export interface AnsibleRunSpec {
   readonly extraEnv?: Readonly<Record<string, string>>;
   /** The ansible-playbook executable; `ansible-playbook` (from `PATH`) by default. */
   readonly ansiblePlaybookPath?: string;
+  /**
+   * Lets the configuration set `ansible_connection: local`, which runs its tasks on the
+   * runner itself: for tests and labs only. Off by default: such a run is refused.
+   */
+  readonly allowLocalConnection?: boolean;
 }
 
 /**

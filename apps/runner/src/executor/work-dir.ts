@@ -3,15 +3,19 @@
 import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { inventoryHostProblem } from './inventory-hosts.js';
+import { configurationProblem, unsafeInventory, unsafeVars, type VariablePolicy } from './inventory-vars.js';
 
 /** The files of an execution's work dir, all absolute paths. */
 export interface WorkDir {
   readonly dir: string;
-  /** The configuration's inventory, exactly as given (Ansible's JSON inventory shape). */
+  /**
+   * The configuration's inventory (Ansible's JSON inventory shape), every string of its
+   * variables marked unsafe for templating (`unsafeInventory`).
+   */
   readonly inventoryJson: string;
   /** The executable inventory script that prints `inventory.json`: what `-i` points at. */
   readonly inventoryScript: string;
-  /** `global_vars`, passed as `-e @vars.json`. */
+  /** `global_vars`, passed as `-e @vars.json`, every string marked unsafe (`unsafeVars`). */
   readonly varsJson: string;
   readonly ansibleCfg: string;
   readonly knownHosts: string;
@@ -53,6 +57,8 @@ export interface WorkDirInput {
   readonly knownHostsFile: string | undefined;
   readonly callbackPluginDir: string;
   readonly maxForks: number;
+  /** What the configuration may choose; no local connection by default. */
+  readonly policy?: VariablePolicy;
 }
 
 // Execution ids are UUIDs; anything that could leave workRoot is refused.
@@ -70,12 +76,15 @@ export function workDirPath(workRoot: string, executionId: string): string {
  * Creates the work dir (mode 0700; a stale one left by a crashed runner is replaced) and
  * writes every file ansible-playbook needs. Throws on any failure, after removing what it
  * created; throws before creating anything when the inventory or the variables name a host
- * that is not an IP address or a DNS name (`inventoryHostProblem`).
+ * that is not an IP address or a DNS name (`inventoryHostProblem`), or set a variable the
+ * runner refuses (`configurationProblem`).
  */
 export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
   const dir = workDirPath(input.workRoot, input.executionId);
-  const hostProblem = inventoryHostProblem(input.inventory, input.globalVars);
-  if (hostProblem !== null) throw new Error(`refused to run: ${hostProblem}`);
+  const problem =
+    inventoryHostProblem(input.inventory, input.globalVars) ??
+    configurationProblem(input.inventory, input.globalVars, input.policy ?? { allowLocalConnection: false });
+  if (problem !== null) throw new Error(`refused to run: ${problem}`);
   await mkdir(resolve(input.workRoot), { recursive: true, mode: 0o700 });
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { mode: 0o700 });
@@ -101,9 +110,9 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
       forks: forksFor(input.inventory, input.maxForks),
     });
     await mkdir(join(dir, 'tmp'), { mode: 0o700 });
-    await writeFile(paths.inventoryJson, JSON.stringify(input.inventory, null, 2) + '\n', { mode: 0o600 });
+    await writeFile(paths.inventoryJson, JSON.stringify(unsafeInventory(input.inventory), null, 2) + '\n', { mode: 0o600 });
     await writeFile(paths.inventoryScript, INVENTORY_SCRIPT, { mode: 0o700 });
-    await writeFile(paths.varsJson, JSON.stringify(input.globalVars, null, 2) + '\n', { mode: 0o600 });
+    await writeFile(paths.varsJson, JSON.stringify(unsafeVars(input.globalVars), null, 2) + '\n', { mode: 0o600 });
     await writeFile(paths.ansibleCfg, config, { mode: 0o600 });
     if (input.knownHostsFile !== undefined) {
       await copyFile(input.knownHostsFile, paths.knownHosts);
