@@ -3,7 +3,7 @@ import { get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { PlaybookConfigurationData, ServerData } from '@carapace/models';
+import type { PlaybookConfigurationData, ServerData, ServerFacts } from '@carapace/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusters, playbookConfigurations, servers } from '../src/db/schema/index.js';
 import { MAX_DATA_DEPTH, VersionedRepository } from '../src/db/versioned.repository.js';
@@ -38,7 +38,7 @@ function nested(levels: number): Record<string, unknown> {
 }
 
 /** Facts of about 95 KB, random enough that no regexp engine can reuse its work between servers. */
-function bulkyFacts(n: number): ServerData['facts'] {
+function bulkyFacts(n: number): ServerFacts {
   const facts = makeFacts(`bulk${n}`, `10.9.${n >> 8}.${n & 255}`, { dataDisks: 400 });
   return { ...facts, disks: facts.disks.map((d) => ({ ...d, serial: randomBytes(8).toString('hex') })) };
 }
