@@ -6,6 +6,39 @@ import { parse as parseYaml } from 'yaml';
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 
+/** The ends of an execution a notification target may ask for. */
+export const NOTIFICATION_EVENTS = ['completed', 'failed', 'canceled'] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+const Events = Type.Array(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]), { minItems: 1, uniqueItems: true });
+/** Where notifications go: e-mail addresses and signed webhooks, each for some or all events. */
+const NotificationTargets = Type.Object(
+  {
+    email: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.String({ minLength: 3 }),
+          Type.Object({ to: Type.String({ minLength: 3 }), events: Type.Optional(Events) }, { additionalProperties: false }),
+        ]),
+      ),
+    ),
+    webhooks: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            url: Type.String({ minLength: 1 }),
+            /** The HMAC-SHA256 key of the signature; never logged nor served. */
+            secret: Type.String({ minLength: 16 }),
+            events: Type.Optional(Events),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type NotificationTargets = Static<typeof NotificationTargets>;
+
 /** The configuration of the control plane; every key is documented in deploy/carapace.example.yaml. */
 export const ConfigSchema = Type.Object(
   {
@@ -61,6 +94,17 @@ export const ConfigSchema = Type.Object(
     tokenTtlS: Type.Integer({ minimum: 1 }),
     passwordResetTtlS: Type.Integer({ minimum: 1 }),
     resetUrl: Type.String({ minLength: 1 }),
+    /** The base URL of the API as users reach it (links in notifications); null: from `http.host` and `http.port`. */
+    publicUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** Targets of the notifications of an execution's end: global, and per cluster (keyed by cluster id or name). */
+    notifications: Type.Object(
+      {
+        email: NotificationTargets.properties.email,
+        webhooks: NotificationTargets.properties.webhooks,
+        clusters: Type.Record(Type.String({ minLength: 1 }), NotificationTargets),
+      },
+      { additionalProperties: false },
+    ),
     runner: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
     list: Type.Object(
       {
@@ -107,6 +151,8 @@ export const DEFAULT_CONFIG: Config = {
   tokenTtlS: 1800,
   passwordResetTtlS: 3600,
   resetUrl: 'http://127.0.0.1:8080/password_reset/{reset_token}/',
+  publicUrl: null,
+  notifications: { email: [], webhooks: [], clusters: {} },
   runner: 'embedded',
   list: { defaultPerPage: 25, maxPerPage: 1000, queryBudgetMs: 1000 },
   throttle: {
@@ -152,6 +198,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_TOKEN_TTL_S: 'tokenTtlS',
   CARAPACE_PASSWORD_RESET_TTL_S: 'passwordResetTtlS',
   CARAPACE_RESET_URL: 'resetUrl',
+  CARAPACE_PUBLIC_URL: 'publicUrl',
   CARAPACE_RUNNER: 'runner',
   CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
   CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
@@ -245,7 +292,46 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
   if (config.grpc.heartbeatIntervalMs * 3 > config.grpc.leaseTimeoutMs) {
     throw new ConfigError('grpc.heartbeatIntervalMs must be at most a third of grpc.leaseTimeoutMs, so that a lease survives a lost heartbeat or two');
   }
+  checkUrl('publicUrl', config.publicUrl);
+  const targets: [string, NotificationTargets][] = [
+    ['notifications', config.notifications],
+    ...Object.entries(config.notifications.clusters).map(([key, t]): [string, NotificationTargets] => [`notifications.clusters.${key}`, t]),
+  ];
+  const secrets = new Map<string, string>();
+  for (const [path, t] of targets) {
+    (t.webhooks ?? []).forEach((w, i) => {
+      checkUrl(`${path}.webhooks[${i}].url`, w.url);
+      // a delivery finds its secret by URL (secrets are not stored with deliveries)
+      if ((secrets.get(w.url) ?? w.secret) !== w.secret) throw new ConfigError(`${path}.webhooks[${i}]: a webhook URL configured twice must have the same secret`);
+      secrets.set(w.url, w.secret);
+    });
+  }
   return deepFreeze({ ...config, dataDir: resolve(config.dataDir) });
+}
+
+/** Refuses a URL that is not absolute http(s) (a webhook or the public URL). */
+function checkUrl(key: string, value: string | null): void {
+  if (value === null) return;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    // the value is not shown: a webhook URL may carry a credential in its path or query
+    throw new ConfigError(`${key} must be an absolute http:// or https:// URL`);
+  }
+}
+
+/**
+ * The base URL of the API as users reach it, without a trailing slash: `publicUrl`, or else
+ * `http.host` and `http.port` (a wildcard address as the loopback one).
+ */
+export function publicBaseUrl(config: Config): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host === '::' ? '::1' : config.http.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}`;
 }
 
 function deepFreeze<T>(value: T): T {

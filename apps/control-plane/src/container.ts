@@ -25,6 +25,9 @@ import { bootstrap, type BootstrapResult } from './services/bootstrap.service.js
 import { SmtpTransport } from './services/mailer.js';
 import { MailOutbox, type MailRetry } from './services/mail-outbox.service.js';
 import { MailOutboxRepository } from './db/mail-outbox.repository.js';
+import { NotificationRepository } from './db/notification.repository.js';
+import { configuredSecret, ExecutionNotifier } from './services/notifier.service.js';
+import { WebhookOutbox, type WebhookRetry } from './services/webhook-outbox.service.js';
 import { AdministratorRepository } from './db/administrator.repository.js';
 import { Administrators } from './services/administrators.js';
 import { PasswordResetService } from './services/password-reset.service.js';
@@ -41,6 +44,8 @@ import { VERSION } from './version.js';
 export interface Container {
   readonly services: AppServices;
   readonly mailer: Mailer;
+  /** The record of webhook deliveries and their attempts. */
+  readonly notifications: NotificationRepository;
   readonly bootstrap: BootstrapResult;
   /** Starts the periodic sweep of expired leases; returns its stop. */
   startBackground(): () => void;
@@ -54,6 +59,8 @@ export interface ContainerPorts {
   readonly mailer?: Mailer;
   /** When undelivered mail is tried again (default: `DEFAULT_MAIL_RETRY`). */
   readonly mailRetry?: MailRetry;
+  /** When undelivered webhooks are tried again (default: `DEFAULT_WEBHOOK_RETRY`). */
+  readonly webhookRetry?: WebhookRetry;
   /** How long a runner's lease lasts without a heartbeat (default: the configuration's). */
   readonly leaseTimeoutMs?: number;
 }
@@ -119,6 +126,23 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     clock,
     leaseTimeoutMs,
   );
+  const notifications = new NotificationRepository(db);
+  const webhookLog = logger.child({ component: 'webhooks' });
+  const webhooks = new WebhookOutbox(notifications, (url) => configuredSecret(config, url), clock, webhookLog, `carapace/${VERSION}`, ports.webhookRetry);
+  const notifier = new ExecutionNotifier(
+    config,
+    {
+      cluster: (id) => clusterRepo.get(id),
+      server: (id) => serverRepo.get(id),
+      lastFailedStep: (id) => executionEvents.lastFailedStep(id),
+      initiatorOf: (id) => executionRepo.getVersion(id, 1)?.initiator_id ?? null,
+      atomically: (fn) => db.transaction(fn),
+    },
+    mailer,
+    webhooks,
+    webhookLog,
+  );
+  engine.ended.on((execution) => notifier.executionEnded(execution));
   const key = Buffer.from(authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
   const windowMs = config.throttle.windowS * 1000;
   passwordHashing.configure(config.passwordHashing);
@@ -159,9 +183,11 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   return {
     services,
     mailer,
+    notifications,
     bootstrap: boot,
     startBackground() {
       outbox?.resume();
+      webhooks.resume();
       const extended = engine.extendLeasesAtStart();
       if (extended) logger.info({ leases: extended }, 'leases of running executions extended while their runners reconnect');
       const timer = setInterval(() => {
@@ -181,7 +207,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     },
     async close() {
       services.facts.close();
-      await mailer.close();
+      await Promise.all([mailer.close(), webhooks.close()]);
       db.$client.close();
     },
   };

@@ -13,6 +13,8 @@ export const REDACT = [
   '*.token',
   'privateKey',
   '*.privateKey',
+  'secret',
+  '*.secret',
 ];
 
 /** The service logger: JSON lines on stdout. */

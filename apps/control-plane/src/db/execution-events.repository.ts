@@ -114,6 +114,23 @@ export class ExecutionEventsRepository {
     };
   }
 
+  /** The last step of an execution that failed (`error` or `unreachable`), in the runner's order; null if none did. */
+  lastFailedStep(executionId: string): StepInput | null {
+    const row = this.db.get<StepRow | undefined>(
+      sql`SELECT * FROM execution_steps WHERE execution_id = ${executionId} AND result IN ('error', 'unreachable') ORDER BY seq DESC LIMIT 1`,
+    );
+    if (!row) return null;
+    return {
+      role: row.role,
+      name: row.name,
+      result: row.result,
+      error: JSON.parse(row.error) as Record<string, unknown>,
+      serverId: row.server_id,
+      timeStarted: row.time_started,
+      timeFinished: row.time_finished,
+    };
+  }
+
   /** Stores a log chunk once per `(execution, offset)`; true when it was new. */
   appendLog(executionId: string, offset: number, text: string): boolean {
     return this.db.insert(executionLogChunks).values({ executionId, offset, text }).onConflictDoNothing().run().changes === 1;

@@ -41,6 +41,11 @@ export class ExecutionEngine {
   readonly workAvailable = new Signal<void>();
   /** Emitted for every change of an execution. */
   readonly events = new Signal<ExecutionEvent>();
+  /**
+   * Emitted when an execution ends (completed, failed, canceled), inside the transaction that
+   * stores its final state: a listener's writes are committed, or rolled back, with it.
+   */
+  readonly ended = new Signal<Stored<ExecutionData>>();
   /** Emitted when a running execution must be canceled: its runner should stop it. */
   readonly cancelRequested = new Signal<{ executionId: string; runnerId: string }>();
 
@@ -218,6 +223,7 @@ export class ExecutionEngine {
     checkTransition(latest.data.state, to);
     const next = this.executions.append(latest, { data: { ...latest.data, ...patch, state: to } }, initiatorId, Math.floor(this.clock.nowMs() / 1000));
     this.events.emit({ executionId: latest.id, kind: 'state' });
+    if (isFinal(to)) this.ended.emit(next);
     return next;
   }
 

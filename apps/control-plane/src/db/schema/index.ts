@@ -13,3 +13,4 @@ export { serverLocks } from './server-locks.js';
 export { clusterFiles } from './cluster-files.js';
 export { runners } from './runners.js';
 export { mailOutbox } from './mail-outbox.js';
+export { notificationDeliveries, notificationAttempts } from './notifications.js';
