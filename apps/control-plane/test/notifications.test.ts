@@ -285,6 +285,14 @@ describe('notifications of an execution end', () => {
     ]);
     // The default: no mail target, so no mail.
     expect(mail.mails.filter((m) => m.text.includes(id))).toEqual([]);
+    // A refusal other than 408, 425, 429 or 5xx is for good: one attempt, no retry.
+    receiver.statuses = [410];
+    const gone = await plane.queue(clusterId, serverId);
+    plane.fail(gone, serverId);
+    await until('the delivery failed', () => plane!.deliveries(gone)[0]?.state === 'failed');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.requests).toHaveLength(3);
+    expect(plane.deliveries(gone)[0]).toMatchObject({ attempts: 1, lastError: 'HTTP 410', attemptLog: [{ attempt: 1, status: 410 }] });
   });
 
   it('delivers after a restart a webhook that could not be delivered before', async () => {
