@@ -206,6 +206,27 @@ describe('steps and logs', () => {
     expect((await h.request('GET', `/v1/execution/${executionId}/steps/?filter=${encodeURIComponent('{"nope":1}')}`, { token: root })).status).toBe(400);
   });
 
+  it('streams all=yes step lists in batches: the same steps and envelope as the paged list', async () => {
+    const engine = h.container.services.engine;
+    const big = 'x'.repeat(8 * 1024);
+    for (let n = 10; n < 610; n++) {
+      engine.recordStep(executionId, n, { role: 'r', name: `bulk ${n}`, result: 'error', error: { msg: big }, serverId, timeStarted: 1000 + n, timeFinished: 2000 + n });
+    }
+    const filter = encodeURIComponent('{"name":{"regexp":"^bulk"}}');
+    const all = await h.request('GET', `/v1/execution/${executionId}/steps/?all=yes&filter=${filter}`, { token: root });
+    expect(all.status, all.body.slice(0, 200)).toBe(200);
+    expect(all.headers['content-type']).toBe('application/json');
+    // Streamed: written batch by batch, so no length is known up front.
+    expect(all.headers['content-length']).toBeUndefined();
+    expect(all.json).toMatchObject({ page: 1, per_page: 600, total: 600 });
+    expect(all.json.items).toHaveLength(600);
+    const paged = await h.request('GET', `/v1/execution/${executionId}/steps/?per_page=1000&filter=${filter}`, { token: root });
+    expect(all.json.items).toEqual(paged.json.items);
+    expect(all.json.items[599]).toMatchObject({ model: 'execution_step', data: { name: 'bulk 609', error: { msg: big } } });
+    const none = await h.request('GET', `/v1/execution/${executionId}/steps/?all=1&filter=${encodeURIComponent('{"name":"nothing"}')}`, { token: root });
+    expect(none.json).toEqual({ items: [], page: 1, per_page: 0, total: 0 });
+  });
+
   it('follows the log live until the execution ends', async () => {
     const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
     const engine = h.container.services.engine;

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
 import { budgetError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import { executionLogChunks, executionSteps } from './schema/index.js';
-import { DEFAULT_LIMITS, type ListRequest, type Page, type Stored } from './versioned.repository.js';
+import { DEFAULT_LIMITS, type ListCursor, type ListRequest, type Page, type Stored } from './versioned.repository.js';
 
 const STEP_FIELDS: ModelFields = {
   data: [],
@@ -45,13 +45,42 @@ interface StepRow {
   time_finished: number;
 }
 
+/** The most steps, and about the most bytes, one `cursorSteps` batch reads. */
+const STEP_BATCH_ROWS = 256;
+const STEP_BATCH_BYTES = 512 * 1024;
+
+/** A stored step as the API serves it. */
+function stepModel(r: StepRow): Stored<ExecutionStepData> {
+  return {
+    id: r.id,
+    version: 1,
+    time_updated: r.time_updated,
+    time_deleted: 0,
+    initiator_id: null,
+    data: {
+      execution_id: r.execution_id,
+      role: r.role,
+      name: r.name,
+      result: r.result,
+      error: JSON.parse(r.error) as Record<string, unknown>,
+      server_id: r.server_id,
+      time_started: r.time_started,
+      time_finished: r.time_finished,
+    },
+  };
+}
+
 /** The steps and the log of executions; appends are idempotent. */
 export class ExecutionEventsRepository {
+  private readonly stepByRowid;
+
   /** `queryBudgetMs` bounds the time of one step list query (`withQueryBudget`). */
   constructor(
     private readonly db: Db,
     private readonly queryBudgetMs = DEFAULT_LIMITS.queryBudgetMs,
-  ) {}
+  ) {
+    this.stepByRowid = db.$client.prepare<[number], StepRow>('SELECT * FROM execution_steps WHERE rowid = ?');
+  }
 
   /** Stores a step once per `(execution, seq)`; true when it was new. */
   addStep(executionId: string, seq: number, step: StepInput, nowS: number): boolean {
@@ -78,40 +107,54 @@ export class ExecutionEventsRepository {
 
   /** A page of the steps of an execution, as step models. */
   listSteps(executionId: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
+    const { where, order } = this.stepClauses(executionId, request);
+    const limit = sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
+    const [total, rows] = this.budgeted(() => [
+      this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n,
+      this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`),
+    ]);
+    return { total, items: rows.map(stepModel) };
+  }
+
+  /**
+   * Every step of an execution matching the request, read in batches (`ListCursor`): the
+   * matching rowids are taken in order at once (a step is never rewritten), then each
+   * `next()` reads a bounded number of rows and bytes, so an `all` answer never holds every
+   * step in memory.
+   */
+  cursorSteps(executionId: string, request: ListRequest): ListCursor<Stored<ExecutionStepData>> {
+    const { where, order } = this.stepClauses(executionId, request);
+    const keys = this.budgeted(() => this.db.all<{ k: number }>(sql`SELECT rowid AS k FROM execution_steps WHERE ${where} ORDER BY ${order}`)).map((r) => r.k);
+    let next = 0;
+    return {
+      total: keys.length,
+      next: () => {
+        const items: Stored<ExecutionStepData>[] = [];
+        let bytes = 0;
+        while (next < keys.length && items.length < STEP_BATCH_ROWS && bytes < STEP_BATCH_BYTES) {
+          const row = this.stepByRowid.get(keys[next++] as number);
+          if (!row) continue;
+          items.push(stepModel(row));
+          bytes += row.error.length + row.name.length + row.role.length;
+        }
+        return items;
+      },
+    };
+  }
+
+  private stepClauses(executionId: string, request: ListRequest): { where: SQL; order: SQL } {
     const filter = parseFilter(STEP_FIELDS, request.filter);
     const order = parseSort(STEP_FIELDS, request.sortBy);
     const where = filter.where ? sql`execution_id = ${executionId} AND ${filter.where} AND budget_check(rowid)` : sql`execution_id = ${executionId}`;
-    const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    let total: number;
-    let rows: StepRow[];
+    return { where, order };
+  }
+
+  private budgeted<T>(fn: () => T): T {
     try {
-      [total, rows] = withQueryBudget(this.db, this.queryBudgetMs, () => [
-        this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n,
-        this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`),
-      ]);
+      return withQueryBudget(this.db, this.queryBudgetMs, fn);
     } catch (e) {
       throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
     }
-    return {
-      total,
-      items: rows.map((r) => ({
-        id: r.id,
-        version: 1,
-        time_updated: r.time_updated,
-        time_deleted: 0,
-        initiator_id: null,
-        data: {
-          execution_id: r.execution_id,
-          role: r.role,
-          name: r.name,
-          result: r.result,
-          error: JSON.parse(r.error) as Record<string, unknown>,
-          server_id: r.server_id,
-          time_started: r.time_started,
-          time_finished: r.time_finished,
-        },
-      })),
-    };
   }
 
   /** The last step of an execution that failed (`error` or `unreachable`), in the runner's order; null if none did. */

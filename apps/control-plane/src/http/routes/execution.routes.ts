@@ -10,11 +10,15 @@ import {
   ListQuerySchema,
   ListSchema,
   type ExecutionState,
+  type ExecutionStepData,
 } from '@carapace/models';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { mapCursor, type Stored } from '../../db/versioned.repository.js';
 import { badRequest } from '../../errors.js';
 import { isFinal } from '../../services/execution-state.js';
 import type { AppServices } from '../context.js';
+import { listStream } from '../list-json.js';
 import { listRequest, pageBody, registerVersionedRoutes } from './versioned.routes.js';
 
 const YES = /^(1|y|yes|t|true|on)$/i;
@@ -52,9 +56,17 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
         response: { 200: ListSchema(ExecutionStepSchema), '4xx': ErrorSchema },
       },
     },
-    (request) => {
+    (request, reply) => {
       services.executions.get(request.params.id);
       const list = listRequest(request.query, services.config);
+      if (list.all) {
+        const cursor = mapCursor(services.executionEvents.cursorSteps(request.params.id, list), (model) => ({ model }));
+        const serialize = (step: Stored<ExecutionStepData>) =>
+          reply.serializeInput({ ...step, model: 'execution_step' }, ExecutionStepSchema as unknown as Record<string, unknown>);
+        // The stream writes the list schema's JSON itself (`listStream`), batch by batch.
+        void (reply as FastifyReply).type('application/json').send(listStream(cursor, 'execution_step', serialize));
+        return;
+      }
       return pageBody(list, services.executionEvents.listSteps(request.params.id, list), (s) => ({ ...s, model: 'execution_step' as const }));
     },
   );
