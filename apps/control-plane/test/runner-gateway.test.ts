@@ -233,7 +233,18 @@ describe('the runner gateway over a real gRPC server', () => {
     again.hello('malformed', { slots: 1, running: [e.id] });
     await again.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
     expect(await state(e.id)).toBe('started');
-    again.send({ result: { execution_id: e.id, seq: 1, outcome: 'completed', reason: '' } });
+    // A step error nested deeper than a stored document may be is refused the same way.
+    let deep = '{}';
+    for (let i = 0; i < 100; i++) deep = `{"a":${deep}}`;
+    again.send({ step: { execution_id: e.id, seq: 1, host: 'x', role: 'r', name: 'n', result: 'error', error_json: deep, time_started: 0, time_finished: 0 } });
+    const deepStatus = await again.waitStatus();
+    expect(deepStatus.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(deepStatus.details).toMatch(/nest at most 64/);
+    expect((await h.request('GET', `/v1/execution/${e.id}/steps/`, { token: root })).json.items).toHaveLength(0);
+    const third = runner(token);
+    third.hello('malformed', { slots: 1, running: [e.id] });
+    await third.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
+    third.send({ result: { execution_id: e.id, seq: 1, outcome: 'completed', reason: '' } });
     await until(async () => (await state(e.id)) === 'completed');
   });
 

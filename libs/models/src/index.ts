@@ -10,3 +10,4 @@ export * from './execution.schema.js';
 export * from './server-create.schema.js';
 export * from './host.js';
 export * from './runner.schema.js';
+export * from './json-bounds.js';

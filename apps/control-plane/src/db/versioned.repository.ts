@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { and, eq, getTableName, sql, type SQL } from 'drizzle-orm';
 import { SqliteError } from 'better-sqlite3';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
@@ -74,8 +75,6 @@ export interface RepositoryLimits {
 
 /** The limits when none are given: those of the default configuration. */
 export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBytes: 1_048_576 };
-/** The deepest nesting of a stored `data` (the `data` object itself is level 1). */
-export const MAX_DATA_DEPTH = 64;
 /** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
 const BATCH_ROWS = 256;
 const BATCH_BYTES = 512 * 1024;
@@ -98,16 +97,6 @@ const COLUMN_LIST = 'id, version, time_updated, time_deleted, initiator_id, data
 const COLUMNS = sql.raw(COLUMN_LIST);
 const TEXT_COLUMN_LIST = 'pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data';
 const TEXT_COLUMNS = sql.raw(TEXT_COLUMN_LIST);
-
-/** True when `value` nests deeper than `levels` (objects and arrays; `value` itself is a level). */
-function nestsDeeper(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (levels === 0) return true;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) {
-    if (nestsDeeper(child, levels - 1)) return true;
-  }
-  return false;
-}
 
 /**
  * Whether two values are the same JSON document: objects equal key by key whatever their

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import {
   grpc,
   PROTOCOL_VERSION,
@@ -22,6 +23,8 @@ type Call = grpc.ServerDuplexStream<RunnerMessage__Output, ControlMessage>;
 const OUTCOMES: readonly Outcome[] = ['completed', 'failed', 'canceled'];
 const STEP_RESULTS = new Set(['ok', 'error', 'skipped', 'unreachable']);
 const MAX_TEXT = 4 * 1024 * 1024;
+/** A step's error object: the runner's callback plugin keeps it under 64 KiB; this bounds a rogue runner. */
+const MAX_STEP_ERROR_CHARS = 1024 * 1024;
 
 /** Settings of the gateway. */
 export interface GatewayOptions {
@@ -232,6 +235,7 @@ export class RunnerGateway {
   private step(name: string, step: StepEvent): void {
     this.checkEvent(step.execution_id, step.seq);
     if (!STEP_RESULTS.has(step.result)) throw new ProtocolError(`step result ${JSON.stringify(step.result)} is not one of ok, error, skipped, unreachable`);
+    if (step.error_json.length > MAX_STEP_ERROR_CHARS) throw new ProtocolError(`error_json may hold at most ${MAX_STEP_ERROR_CHARS} characters`);
     let error: unknown = {};
     try {
       error = step.error_json ? JSON.parse(step.error_json) : {};
@@ -239,6 +243,7 @@ export class RunnerGateway {
       throw new ProtocolError('error_json is not JSON');
     }
     if (!isObject(error)) throw new ProtocolError('error_json must hold a JSON object');
+    if (nestsDeeper(error, MAX_DATA_DEPTH)) throw new ProtocolError(`error_json may nest at most ${MAX_DATA_DEPTH} levels`);
     if (this.known(name, step.execution_id)) {
       const serverId = this.serverIdOf(step.execution_id, step.host);
       this.engine.recordStep(step.execution_id, step.seq, {
