@@ -69,12 +69,13 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
     log.info('created the user root with the configured password');
   }
 
-  const app = await buildApp({ services: container.services, logger: log });
-  await app.listen({ host: config.http.host, port: config.http.port });
+  // The runners' side first: the embedded runner loads its code while the HTTP API is built.
   const grpcServer = await startGrpcServer(config, container, log);
   const stopBackground = container.startBackground();
   const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, { dataDir: config.dataDir, grpcPort: grpcServer.port, logLevel: config.logLevel }, log.child({ component: 'embedded-runner' })) : null;
   embedded?.start();
+  const app = await buildApp({ services: container.services, logger: log });
+  await app.listen({ host: config.http.host, port: config.http.port });
 
   let stopping = false;
   const stop = (signal: string) => {
