@@ -4,9 +4,11 @@ import type { Cli } from './context.js';
 
 /** Asks for a line on the terminal; with `hidden`, without echoing what is typed. */
 export async function ask(cli: Cli, prompt: string, { hidden = false }: { hidden?: boolean } = {}): Promise<string> {
-  cli.io.stderr.write(prompt);
   const output = hidden ? new Writable({ write: (_chunk, _encoding, done) => done() }) : cli.io.stderr;
+  // The interface first: it puts a terminal in raw mode (no echo), so a password typed as soon
+  // as the prompt shows is never echoed by the terminal.
   const rl = createInterface({ input: cli.io.stdin, output, terminal: true });
+  cli.io.stderr.write(prompt);
   try {
     return await new Promise<string>((resolve) => rl.once('line', resolve));
   } finally {

@@ -135,11 +135,13 @@ describe('list hardening', () => {
     const sorted = `/v1/server/?sort_by=${q({ 'facts.disks': -1 })}&filter=${q({ 'facts.os.id': { regexp: 'deb' } })}`;
     const requests = [costly, catastrophic, costly, sorted, costly].map((path) => timedGet(path, root, true));
     const longest = await infoLatencyDuring(Promise.all(requests));
-    expect(longest).toBeLessThan(1000);
+    // A bound, not a speed: five queries of at most the budget each, on a machine that may be
+    // busy with other test files; unbounded, the catastrophic pattern alone takes minutes.
+    expect(longest).toBeLessThan(3000);
     const [first, second] = await Promise.all(requests);
     expect(first?.status).toBe(400);
     expect(JSON.parse(first?.body ?? '')).toMatchObject({ code: 400, error: 'BadRequest', description: expect.stringMatching(new RegExp(`budget of ${BUDGET_MS} ms`)) });
-    expect(first?.ms).toBeLessThan(1000);
+    expect(first?.ms).toBeLessThan(3000);
     expect(second?.status).toBe(200);
     expect(JSON.parse(second?.body ?? '')).toMatchObject({ items: [], page: 1, per_page: 0, total: 0 });
   }, 60_000);
