@@ -1,18 +1,6 @@
 import type { Disk, NetworkInterface, Partition, ServerFacts } from '@carapace/models';
 import { disk as fixtureDisk } from '../../libs/playbooks/test/fixtures/facts.js';
 
-/** A deterministic pseudo-random sequence (mulberry32), so that every run seeds the same data. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function pick<T>(list: readonly T[], r: () => number): T {
   return list[Math.floor(r() * list.length)] as T;
 }

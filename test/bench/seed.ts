@@ -4,7 +4,8 @@ import type { Db } from '../../apps/control-plane/src/index.js';
 import { users } from '../../apps/control-plane/src/db/schema/index.js';
 import { VersionedRepository } from '../../apps/control-plane/src/db/versioned.repository.js';
 import type { ServerService } from '../../apps/control-plane/src/services/server.service.js';
-import { pick, publicIp, random, serverFacts } from './facts.js';
+import { random } from '../support/random.js';
+import { pick, publicIp, serverFacts } from './facts.js';
 
 const FIRST = [
   'Ada', 'Alan', 'Amara', 'Andrei', 'Aiko', 'Beatriz', 'Bjorn', 'Carmen', 'Chen', 'Dmitri', 'Elena', 'Emeka', 'Fatima',

@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { random } from '../../../test/support/random.js';
 import { addServer } from './fixtures.js';
 import { Harness, type Answer } from './harness.js';
 
@@ -35,18 +36,6 @@ interface Operation {
 }
 
 const BUILTIN_NAMES = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf', 'prototype', 'isPrototypeOf'];
-
-/** mulberry32: a small seeded generator, so that a failure is reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {
   let value = leaf;

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
 import { MailSink, type ReceivedMail } from '../../../test/support/mail-sink.js';
 import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Config, type Container, type Db } from '../src/index.js';
 
@@ -27,6 +29,26 @@ export interface Answer {
 }
 
 export const ROOT_PASSWORD = 'root-password-for-tests';
+
+/** A debug-level logger whose lines are kept in `lines`, for tests that read the log. */
+export function keptLogger(lines: string[]): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return pino({ level: 'debug' }, sink);
+}
+
+/** Waits until `check` holds, looking every 25 ms. */
+export async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 /** A control plane on a real in-memory SQLite database, with a real SMTP server and a movable clock. */
 export class Harness {

@@ -1,12 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
-import { MailSink, ROOT_PASSWORD } from './harness.js';
+import { keptLogger, MailSink, ROOT_PASSWORD, until } from './harness.js';
 
 const FAST_RETRY = { initialMs: 100, maxMs: 400, giveUpMs: 60_000 };
 
@@ -27,13 +25,7 @@ class Plane {
         ...(smtpPort === null ? {} : { CARAPACE_SMTP_HOST: '127.0.0.1', CARAPACE_SMTP_PORT: String(smtpPort) }),
       },
     });
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        p.log.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = pino({ level: 'debug' }, sink);
+    const logger = keptLogger(p.log);
     p.db = openDatabase(join(dir, 'carapace.db'));
     p.container = await createContainer(config, p.db, logger, { mailRetry: FAST_RETRY });
     p.app = await buildApp({ services: p.container.services, logger });
@@ -71,14 +63,6 @@ class Plane {
   }
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The files of the spool folder. */
 function spooled(dir: string): string[] {
   try {
@@ -107,11 +91,17 @@ describe('durable mail (issue 13, defect 10)', () => {
     return dir;
   }
 
-  it('delivers the password of a user created while the SMTP server refuses mail once it accepts again', async () => {
+  /** An SMTP sink refusing every mail with `code` (until told otherwise), stopped after the test. */
+  async function refusingSink(code: number): Promise<{ sink: MailSink; port: number }> {
     const sink = new MailSink();
     const port = await sink.start();
     cleanup.push(() => sink.stop());
-    sink.refuseWith = 451;
+    sink.refuseWith = code;
+    return { sink, port };
+  }
+
+  it('delivers the password of a user created while the SMTP server refuses mail once it accepts again', async () => {
+    const { sink, port } = await refusingSink(451);
     const plane = await Plane.open(tempDir(), port);
     cleanup.push(() => plane.close());
 
@@ -153,10 +143,7 @@ describe('durable mail (issue 13, defect 10)', () => {
   });
 
   it('stores the mail with the user: a user refused (taken login) leaves no mail behind', async () => {
-    const sink = new MailSink();
-    const port = await sink.start();
-    cleanup.push(() => sink.stop());
-    sink.refuseWith = 451;
+    const { port } = await refusingSink(451);
     const plane = await Plane.open(tempDir(), port);
     cleanup.push(() => plane.close());
     expect(await plane.createUser('wendy')).toBe(200);
@@ -167,10 +154,7 @@ describe('durable mail (issue 13, defect 10)', () => {
   });
 
   it('spools a mail the server refuses for good, and every mail when no SMTP server is configured', async () => {
-    const sink = new MailSink();
-    const port = await sink.start();
-    cleanup.push(() => sink.stop());
-    sink.refuseWith = 550;
+    const { sink, port } = await refusingSink(550);
     const dir = tempDir();
     const plane = await Plane.open(dir, port);
     expect(await plane.createUser('xavier')).toBe(200);

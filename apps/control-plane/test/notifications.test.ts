@@ -4,14 +4,12 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildApp, ConfigError, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
 import { makeFacts } from './fixtures.js';
-import { MailSink, ROOT_PASSWORD } from './harness.js';
+import { keptLogger, MailSink, ROOT_PASSWORD, until } from './harness.js';
 
 const SECRET = 'webhook-secret-for-tests-0123456789';
 const DISCOVERY = 'notifications-discovery-token-0123456789';
@@ -95,13 +93,7 @@ class Plane {
         CARAPACE_DISCOVERY_TOKEN: DISCOVERY,
       },
     });
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        p.log.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = pino({ level: 'debug' }, sink);
+    const logger = keptLogger(p.log);
     p.db = openDatabase(join(dir, 'carapace.db'));
     p.container = await createContainer(config, p.db, logger, { webhookRetry: FAST_RETRY, mailRetry: { initialMs: 50, maxMs: 200, giveUpMs: 60_000 } });
     p.app = await buildApp({ services: p.container.services, logger });
@@ -169,14 +161,6 @@ class Plane {
     this.stopBackground?.();
     await this.app.close();
     await this.container.close();
-  }
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

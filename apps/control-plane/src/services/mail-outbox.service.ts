@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { MailOutboxRepository, OutboxMail } from '../db/mail-outbox.repository.js';
 import type { Clock, Mail, Mailer } from '../ports.js';
+import { DeliveryLoop } from './delivery-loop.js';
 import { isPermanentMailError, type MailTransport } from './mailer.js';
 
 /** When a mail that could not be delivered is tried again. */
@@ -16,7 +17,6 @@ export interface MailRetry {
 export const DEFAULT_MAIL_RETRY: MailRetry = { initialMs: 5_000, maxMs: 600_000, giveUpMs: 86_400_000 };
 
 const BATCH = 20;
-const CLOSE_WAIT_MS = 5_000;
 
 /**
  * The mailer: `send` stores the mail in the outbox table, in the caller's transaction when
@@ -34,10 +34,7 @@ const CLOSE_WAIT_MS = 5_000;
  * never holds one.
  */
 export class MailOutbox implements Mailer {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private closed = false;
+  private readonly loop: DeliveryLoop<OutboxMail>;
 
   constructor(
     private readonly repo: MailOutboxRepository,
@@ -45,87 +42,40 @@ export class MailOutbox implements Mailer {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly retry: MailRetry = DEFAULT_MAIL_RETRY,
-  ) {}
+  ) {
+    this.loop = new DeliveryLoop({
+      queue: repo,
+      batch: BATCH,
+      deliver: async (batch) => {
+        for (const mail of batch) {
+          if (this.loop.closed) return;
+          await this.attempt(mail);
+        }
+      },
+      clock,
+      log,
+      messages: { passFailed: 'mail delivery pass failed', cannotRead: 'cannot read the mail outbox; its mails go at the next start' },
+    });
+  }
 
   send(mail: Mail): void {
     const id = this.repo.add(mail, this.clock.nowMs());
     this.log.debug({ mailId: id, to: mail.to, subject: mail.subject }, 'mail queued');
-    this.kick();
+    this.loop.kick();
   }
 
   /** Delivers what the outbox holds (mails left by an earlier run of the service). */
   resume(): void {
     const waiting = this.repo.size();
     if (waiting > 0) this.log.info({ mails: waiting }, 'delivering the mails of the outbox');
-    this.kick();
+    this.loop.kick();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const running = this.running;
-    if (running) {
-      // a mail under way whose answer comes too late stays in the outbox and goes again at
-      // the next start (the database closes after this)
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => (timeout = setTimeout(resolve, CLOSE_WAIT_MS)))]);
-      clearTimeout(timeout);
-    }
+    // a mail under way whose answer comes too late stays in the outbox and goes again at
+    // the next start (the database closes after this)
+    await this.loop.close();
     await this.transport.close();
-  }
-
-  /** Starts a delivery pass on the next turn of the event loop (after the caller's transaction). */
-  private kick(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
-      .catch((err: unknown) => this.log.error({ err }, 'mail delivery pass failed'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        } else {
-          this.scheduleNext();
-        }
-      });
-  }
-
-  private scheduleNext(): void {
-    if (this.closed) return;
-    let next: number | null;
-    try {
-      next = this.repo.nextDueMs();
-    } catch (err) {
-      this.log.error({ err }, 'cannot read the mail outbox; its mails go at the next start');
-      return;
-    }
-    if (next === null) return;
-    const delay = Math.min(Math.max(0, next - this.clock.nowMs()), 2_147_483_647);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private async drain(): Promise<void> {
-    for (;;) {
-      if (this.closed) return;
-      const batch = this.repo.due(this.clock.nowMs(), BATCH);
-      if (batch.length === 0) return;
-      for (const mail of batch) {
-        if (this.closed) return;
-        await this.attempt(mail);
-      }
-    }
   }
 
   private async attempt(mail: OutboxMail): Promise<void> {

@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Delivery, NotificationRepository } from '../db/notification.repository.js';
 import type { Clock } from '../ports.js';
+import { DeliveryLoop } from './delivery-loop.js';
 
 /** When a webhook delivery that failed is tried again, and how long one attempt may take. */
 export interface WebhookRetry {
@@ -47,7 +48,6 @@ export function targetOf(url: string): string {
 }
 
 const BATCH = 8;
-const CLOSE_WAIT_MS = 5_000;
 
 /**
  * Webhook deliveries, as the mail outbox does mail: `enqueue` stores a delivery in the
@@ -59,11 +59,8 @@ const CLOSE_WAIT_MS = 5_000;
  * least once: receivers deduplicate by `X-Carapace-Delivery`.
  */
 export class WebhookOutbox {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private closed = false;
   private readonly abort = new AbortController();
+  private readonly loop: DeliveryLoop<Delivery>;
 
   constructor(
     private readonly repo: NotificationRepository,
@@ -73,85 +70,37 @@ export class WebhookOutbox {
     private readonly log: Logger,
     private readonly userAgent: string,
     private readonly retry: WebhookRetry = DEFAULT_WEBHOOK_RETRY,
-  ) {}
+  ) {
+    this.loop = new DeliveryLoop({
+      queue: repo,
+      batch: BATCH,
+      deliver: async (batch) => {
+        await Promise.all(batch.map((d) => this.attempt(d)));
+      },
+      clock,
+      log,
+      messages: { passFailed: 'webhook delivery pass failed', cannotRead: 'cannot read the webhook deliveries; they go at the next start' },
+      // an attempt still under way is stopped; its delivery stays pending for the next start
+      cancel: () => this.abort.abort(),
+    });
+  }
 
   /** Stores a delivery of `body` to `url`, in the caller's transaction if one is open; returns its id. */
   enqueue(delivery: { executionId: string; event: string; url: string; body: string }): string {
     const id = randomUUID();
     this.repo.add({ id, ...delivery }, this.clock.nowMs());
     this.log.debug({ deliveryId: id, executionId: delivery.executionId, target: targetOf(delivery.url) }, 'webhook queued');
-    this.kick();
+    this.loop.kick();
     return id;
   }
 
   /** Delivers what is pending (deliveries left by an earlier run of the service). */
   resume(): void {
-    this.kick();
+    this.loop.kick();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const running = this.running;
-    if (running) {
-      // an attempt still under way is stopped; its delivery stays pending for the next start
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => (timeout = setTimeout(resolve, CLOSE_WAIT_MS)))]);
-      clearTimeout(timeout);
-      this.abort.abort();
-      await running;
-    }
-  }
-
-  /** Starts a delivery pass on the next turn of the event loop (after the caller's transaction). */
-  private kick(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
-      .catch((err: unknown) => this.log.error({ err }, 'webhook delivery pass failed'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        } else {
-          this.scheduleNext();
-        }
-      });
-  }
-
-  private scheduleNext(): void {
-    if (this.closed) return;
-    let next: number | null;
-    try {
-      next = this.repo.nextDueMs();
-    } catch (err) {
-      this.log.error({ err }, 'cannot read the webhook deliveries; they go at the next start');
-      return;
-    }
-    if (next === null) return;
-    const delay = Math.min(Math.max(0, next - this.clock.nowMs()), 2_147_483_647);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private async drain(): Promise<void> {
-    for (;;) {
-      if (this.closed) return;
-      const batch = this.repo.due(this.clock.nowMs(), BATCH);
-      if (batch.length === 0) return;
-      await Promise.all(batch.map((d) => this.attempt(d)));
-    }
+    await this.loop.close();
   }
 
   private async attempt(d: Delivery): Promise<void> {
@@ -184,7 +133,7 @@ export class WebhookOutbox {
       status = res.status;
       await res.body?.cancel().catch(() => undefined);
     } catch (err) {
-      if (this.closed) return; // stopped by close(): the delivery stays pending, unrecorded
+      if (this.loop.closed) return; // stopped by close(): the delivery stays pending, unrecorded
       const e = err as Error & { cause?: { code?: string; message?: string } };
       error = e.name === 'TimeoutError' ? `no answer within ${this.retry.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message).slice(0, 500);
     }
