@@ -4,6 +4,7 @@
  * (so changing the package list builds a new image).
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -52,7 +53,37 @@ export const NO_DNS_RESOLV_CONF =
   '# carapace lab: no DNS server (lab hosts are in /etc/hosts)\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n';
 
 const DEFAULT_SUITE = 'bookworm';
-const DEFAULT_MIRROR = 'http://deb.debian.org/debian';
+
+/**
+ * The Debian mirror of this machine's apt configuration (the lab builds its image from the
+ * same mirror the machine installs from): `CARAPACE_LAB_MIRROR` when set, else the first
+ * `deb` source of the suite's main component in /etc/apt/sources.list.d/*.sources (deb822) or
+ * /etc/apt/sources.list, skipping security archives.
+ */
+export function aptMirror(suite: string, aptDir = '/etc/apt'): string {
+  const configured = process.env.CARAPACE_LAB_MIRROR;
+  if (configured) return configured;
+  const found: string[] = [];
+  const sourcesDir = join(aptDir, 'sources.list.d');
+  const files = existsSync(sourcesDir) ? readdirSync(sourcesDir).filter((f) => f.endsWith('.sources')).sort() : [];
+  for (const file of files) {
+    for (const stanza of readFileSync(join(sourcesDir, file), 'utf8').split(/\n\s*\n/)) {
+      const field = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'mi').exec(stanza)?.[1]?.trim().split(/\s+/) ?? [];
+      if (/^enabled:\s*no/im.test(stanza)) continue;
+      if (field('Types').includes('deb') && field('Suites').includes(suite) && field('Components').includes('main')) found.push(...field('URIs'));
+    }
+  }
+  const list = join(aptDir, 'sources.list');
+  if (existsSync(list)) {
+    for (const line of readFileSync(list, 'utf8').split('\n')) {
+      const m = /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s+(.*)$/.exec(line.trim());
+      if (m?.[1] && m[2] === suite && (m[3] ?? '').split(/\s+/).includes('main')) found.push(m[1]);
+    }
+  }
+  const mirror = found.find((uri) => !/security/.test(uri));
+  if (!mirror) throw new Error(`no Debian mirror for ${suite} in ${aptDir}: set CARAPACE_LAB_MIRROR`);
+  return mirror.replace(/\/+$/, '');
+}
 
 /** Units that slow the boot of a lab host, fail in a container or do things a lab host must not do. */
 const MASKED_UNITS = [
@@ -132,7 +163,7 @@ function resolveSpec(opts: ImageOptions): { name: string; spec: ImageSpec } {
     spec: {
       recipe: RECIPE_VERSION,
       suite: opts.suite ?? DEFAULT_SUITE,
-      mirror: opts.mirror ?? DEFAULT_MIRROR,
+      mirror: opts.mirror ?? aptMirror(opts.suite ?? DEFAULT_SUITE),
       packages: [...new Set([...(opts.packages ?? BASE_PACKAGES), ...DEBOOTSTRAP_RESOLVER_HELP])].sort(),
       extraPackages: extra,
     },
