@@ -52,6 +52,8 @@ export const ConfigSchema = Type.Object(
       Type.Literal('trace'),
       Type.Literal('silent'),
     ]),
+    /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
+    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
     http: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -143,6 +145,7 @@ export type Config = Readonly<Static<typeof ConfigSchema>>;
 export const DEFAULT_CONFIG: Config = {
   dataDir: './data',
   logLevel: 'info',
+  logFormat: 'auto',
   http: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 1_048_576, trustProxy: false },
   grpc: { host: '127.0.0.1', port: 8081, tlsCertFile: null, tlsKeyFile: null, tlsClientCaFile: null, heartbeatIntervalMs: 5000, leaseTimeoutMs: 30_000 },
   admin: { password: null, email: 'root@localhost' },
@@ -175,6 +178,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_DATA_DIR: 'dataDir',
   CARAPACE_LOG_LEVEL: 'logLevel',
+  CARAPACE_LOG_FORMAT: 'logFormat',
   CARAPACE_HTTP_HOST: 'http.host',
   CARAPACE_HTTP_PORT: 'http.port',
   CARAPACE_HTTP_BODY_LIMIT_BYTES: 'http.bodyLimitBytes',

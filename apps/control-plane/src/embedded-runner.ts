@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import type { LogFormat } from './logger.js';
 import type { RunnerService } from './services/runner.service.js';
 
 /** The name of the runner the control plane starts itself. */
@@ -39,7 +40,7 @@ export class EmbeddedRunner {
 
   constructor(
     private readonly runners: RunnerService,
-    private readonly options: { dataDir: string; grpcPort: number; logLevel: string; slots?: number },
+    private readonly options: { dataDir: string; grpcPort: number; logLevel: string; logFormat?: LogFormat; slots?: number },
     private readonly log: Logger,
   ) {}
 
@@ -63,6 +64,8 @@ export class EmbeddedRunner {
       CARAPACE_RUNNER_DRAIN_GRACE_MS: process.env.CARAPACE_RUNNER_DRAIN_GRACE_MS ?? '3000',
       CARAPACE_RUNNER_CANCEL_GRACE_MS: process.env.CARAPACE_RUNNER_CANCEL_GRACE_MS ?? '2000',
       CARAPACE_RUNNER_LOG_LEVEL: process.env.CARAPACE_RUNNER_LOG_LEVEL ?? this.options.logLevel,
+      // The child's standard output is the control plane's: the same format, decided by the control plane.
+      ...(this.options.logFormat ? { CARAPACE_RUNNER_LOG_FORMAT: process.env.CARAPACE_RUNNER_LOG_FORMAT ?? this.options.logFormat } : {}),
       ...(this.options.slots ? { CARAPACE_RUNNER_SLOTS: String(this.options.slots) } : {}),
       CARAPACE_SKIP_BUILD: '1',
     };

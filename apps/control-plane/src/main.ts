@@ -6,7 +6,7 @@ import { createContainer } from './container.js';
 import { withDiscoveryToken } from './discovery-token.js';
 import { openDatabase } from './db/client.js';
 import { buildApp } from './http/app.js';
-import { createLogger } from './logger.js';
+import { createLogger, resolveLogFormat } from './logger.js';
 import { EmbeddedRunner } from './embedded-runner.js';
 import { startGrpcServer } from './grpc/grpc.server.js';
 
@@ -52,7 +52,9 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
     throw e;
   }
 
-  const log = createLogger(config.logLevel);
+  // Decided once, here: the embedded runner writes to the same standard output and follows it.
+  const logFormat = resolveLogFormat(config.logFormat, process.stdout);
+  const log = createLogger(config.logLevel, { format: logFormat });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   config = withDiscoveryToken(config, log);
   const db = openDatabase(join(config.dataDir, 'carapace.db'));
@@ -72,7 +74,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
   // The runners' side first: the embedded runner loads its code while the HTTP API is built.
   const grpcServer = await startGrpcServer(config, container, log);
   const stopBackground = container.startBackground();
-  const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, { dataDir: config.dataDir, grpcPort: grpcServer.port, logLevel: config.logLevel }, log.child({ component: 'embedded-runner' })) : null;
+  const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, { dataDir: config.dataDir, grpcPort: grpcServer.port, logLevel: config.logLevel, logFormat }, log.child({ component: 'embedded-runner' })) : null;
   embedded?.start();
   const app = await buildApp({ services: container.services, logger: log });
   await app.listen({ host: config.http.host, port: config.http.port });

@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, createContainer, loadConfig, openDatabase, type Container } from '../src/index.js';
-import { REDACT } from '../src/logger.js';
+import { createLogger } from '../src/logger.js';
 
 const PASSWORD = 'root-password-for-access-log';
 
@@ -18,7 +17,7 @@ describe('the access log', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carapace-access-log-'));
     const config = loadConfig({ env: { CARAPACE_DATA_DIR: dir, CARAPACE_ADMIN_PASSWORD: PASSWORD, CARAPACE_RUNNER: 'none' } });
-    const logger = pino({ level: 'info', redact: { paths: REDACT, censor: '[redacted]' } }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const logger = createLogger('info', { format: 'json', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
     container = await createContainer(config, openDatabase(':memory:'), logger, { mailer: { send: () => undefined, close: async () => undefined } });
     app = await buildApp({ services: container.services, logger });
   });

@@ -39,6 +39,17 @@ describe('configuration', () => {
     expect(loadConfig({ env: { CARAPACE_CONFIG: file } }).http.port).toBe(9000);
   });
 
+  it('reads the log format: auto by default, json or pretty from the file or CARAPACE_LOG_FORMAT, nothing else', () => {
+    expect(loadConfig({ env: {} }).logFormat).toBe('auto');
+    const file = join(dir, 'log-format.yaml');
+    writeFileSync(file, 'logFormat: pretty\n');
+    expect(loadConfig({ file, env: {} }).logFormat).toBe('pretty');
+    expect(loadConfig({ file, env: { CARAPACE_LOG_FORMAT: 'json' } }).logFormat).toBe('json');
+    expect(() => loadConfig({ env: { CARAPACE_LOG_FORMAT: 'text' } })).toThrow(/\/logFormat/);
+    writeFileSync(file, 'logFormat: true\n');
+    expect(() => loadConfig({ file, env: {} })).toThrow(ConfigError);
+  });
+
   it('names the bad key of a bad configuration', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'http:\n  port: "eighty"\n');

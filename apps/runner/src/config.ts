@@ -51,6 +51,8 @@ export const RunnerConfigSchema = Type.Object(
       Type.Literal('trace'),
       Type.Literal('silent'),
     ]),
+    /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
+    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
   },
   { additionalProperties: false },
 );
@@ -72,6 +74,7 @@ const DEFAULTS = {
   reconnect: { initialDelayMs: 500, maxDelayMs: 30_000 },
   outboxMemoryBytes: 16 * 1024 * 1024,
   logLevel: 'info',
+  logFormat: 'auto',
 };
 
 /** Each environment variable and the key it sets. */
@@ -96,6 +99,7 @@ export const RUNNER_ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RUNNER_RECONNECT_MAX_MS: 'reconnect.maxDelayMs',
   CARAPACE_RUNNER_OUTBOX_MEMORY_BYTES: 'outboxMemoryBytes',
   CARAPACE_RUNNER_LOG_LEVEL: 'logLevel',
+  CARAPACE_RUNNER_LOG_FORMAT: 'logFormat',
 };
 
 /** A configuration that cannot be used. */

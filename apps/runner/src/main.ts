@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import ssh2 from 'ssh2';
 import { grpc } from '@carapace/protocol';
 import { RunnerAgent, type AgentPorts } from './agent.js';
 import { loadRunnerConfig, RunnerConfigError, type RunnerConfig } from './config.js';
 import { startAnsibleRun } from './executor/index.js';
+import { createRunnerLogger } from './logger.js';
 import { gatherFacts, preflight } from './ssh/index.js';
 import { VERSION } from './version.js';
 
@@ -111,7 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw e;
   }
-  const log = pino({ level: config.logLevel, redact: { paths: ['token', '*.token', 'authorization', 'privateKey'], censor: '[redacted]' } }).child({ runner: config.name });
+  const log = createRunnerLogger(config);
   mkdirSync(config.workDir, { recursive: true, mode: 0o700 });
   const agent = new RunnerAgent(
     {

@@ -34,6 +34,15 @@ describe('runner configuration', () => {
     expect(on.allowLocalConnection).toBe(true);
   });
 
+  it('reads the log format: auto by default, json or pretty from the file or CARAPACE_RUNNER_LOG_FORMAT, nothing else', () => {
+    expect(loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a') } }).logFormat).toBe('auto');
+    expect(loadRunnerConfig({ env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_LOG_FORMAT: 'pretty' } }).logFormat).toBe('pretty');
+    const file = join(dir, 'log-format.yaml');
+    writeFileSync(file, 'logFormat: json\n');
+    expect(loadRunnerConfig({ file, env: { CARAPACE_RUNNER_TOKEN: token('a') } }).logFormat).toBe('json');
+    expect(() => loadRunnerConfig({ env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_LOG_FORMAT: 'colour' } })).toThrow(/\/logFormat/);
+  });
+
   it('names the bad setting', () => {
     expect(() => loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_SLOTS: 'many' } })).toThrow(/CARAPACE_RUNNER_SLOTS must be a whole number/);
     expect(() => loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_TLS: 'maybe' } })).toThrow(RunnerConfigError);
