@@ -115,6 +115,8 @@ export interface ImageOptions {
    * variants, e.g. `{ name: 'ceph', extraPackages: ['ceph-mon', 'ceph-mgr', 'ceph-osd', 'udev'] }`.
    */
   extraPackages?: readonly string[];
+  /** Shell commands run in the derived image after `extraPackages` are installed (e.g. disabling units). */
+  postInstall?: string;
   /** Bound on building (default 30 minutes) and on waiting for another process's build. */
   timeoutMs?: number;
   /** Progress messages (default: to stderr). */
@@ -128,6 +130,8 @@ export interface ImageSpec {
   mirror: string;
   packages: string[];
   extraPackages: string[];
+  /** Absent (not hashed) when there is none, so images without it keep their key. */
+  postInstall?: string;
 }
 
 /** A built image. */
@@ -166,6 +170,7 @@ function resolveSpec(opts: ImageOptions): { name: string; spec: ImageSpec } {
       mirror: opts.mirror ?? aptMirror(opts.suite ?? DEFAULT_SUITE),
       packages: [...new Set([...(opts.packages ?? BASE_PACKAGES), ...DEBOOTSTRAP_RESOLVER_HELP])].sort(),
       extraPackages: extra,
+      ...(opts.postInstall ? { postInstall: opts.postInstall } : {}),
     },
   };
 }
@@ -228,10 +233,10 @@ async function ensureImageUncached(name: string, key: string, spec: ImageSpec, o
         await debootstrap(spec, rootfs, join(build, 'build.log'), timeoutMs);
         await customizeBase(rootfs);
       } else {
-        const base = await ensureImage({ ...opts, name: 'base', extraPackages: [] });
+        const base = await ensureImage({ ...opts, name: 'base', extraPackages: [], postInstall: undefined });
         log(`building lab image ${name}-${key}: base + ${spec.extraPackages.join(' ')}…`);
         await run('cp', ['-a', '--reflink=auto', base.rootfs, rootfs]);
-        await aptInstall(rootfs, spec.extraPackages, join(build, 'build.log'), timeoutMs);
+        await aptInstall(rootfs, spec.extraPackages, spec.postInstall, join(build, 'build.log'), timeoutMs);
       }
       const final = join(imagesDir(), `${name}-${key}`);
       const image: LabImage = {
@@ -342,7 +347,7 @@ async function customizeBase(rootfs: string): Promise<void> {
 }
 
 /** apt-get installs `packages` into `rootfs`, run in a (non-booted) container with the machine's network. */
-async function aptInstall(rootfs: string, packages: readonly string[], logFile: string, timeoutMs: number): Promise<void> {
+async function aptInstall(rootfs: string, packages: readonly string[], postInstall: string | undefined, logFile: string, timeoutMs: number): Promise<void> {
   const policy = join(rootfs, 'usr/sbin/policy-rc.d');
   await writeFile(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
   const machine = `carlab-build-${process.pid}`;
@@ -355,6 +360,7 @@ async function aptInstall(rootfs: string, packages: readonly string[], logFile: 
     `apt-get install -y --no-install-recommends ${packages.join(' ')}`,
     'apt-get clean',
     'rm -rf /var/lib/apt/lists/*',
+    ...(postInstall ? [postInstall] : []),
   ].join('\n');
   try {
     const r = await run(
