@@ -14,6 +14,7 @@ import {
   parseLsblk,
   parseNetwork,
   parseOsRelease,
+  parseDevNodes,
   splitFactsOutput,
   type FactsSection,
 } from '../src/ssh/index.js';
@@ -42,6 +43,20 @@ describe('splitFactsOutput', () => {
   it('splits the captured output into its sections with their exit statuses', () => {
     const sections = splitFactsOutput(fixture('vm-debian12.out'));
     expect([...sections.keys()]).toEqual(['hostname', 'fqdn', 'kernel', 'os-release', 'cpuinfo', 'nproc', 'meminfo', 'lsblk', 'ip-addr', 'ip-route4', 'ip-route6']);
+    expect([...splitFactsOutput(fixture('lab-nspawn-two-disks.out')).keys()]).toEqual([
+      'hostname',
+      'fqdn',
+      'kernel',
+      'os-release',
+      'cpuinfo',
+      'nproc',
+      'meminfo',
+      'lsblk',
+      'dev-nodes',
+      'ip-addr',
+      'ip-route4',
+      'ip-route6',
+    ]);
     expect(sections.get('hostname')).toEqual({ output: 'vm\n', status: 0 });
   });
 
@@ -160,6 +175,99 @@ describe('parseLsblk on a storage server', () => {
       loop0: 'not a whole disk (type loop)',
       nvme0n1: null,
     });
+  });
+});
+
+/** The `dev-nodes` section of the facts script run as root on the Debian 12 VM of `vm-debian12.out`. */
+const VM_DEV_NODES = [
+  ...[0, 1, 2, 3, 4, 5, 6, 7].flatMap((n) => [`@node 7:${n} /dev/loop${n}`, '@probe ok']),
+  '@node fe:0 /dev/vda',
+  '@probe failed',
+  '@node fd:0 /dev/zram0',
+  '@probe ok',
+  '',
+].join('\n');
+
+describe('parseDevNodes', () => {
+  it('reads nodes in decimal major:minor with what blkid found, and tells a failed probe', () => {
+    const nodes = parseDevNodes(['@node fe:10 /dev/vdb', 'PTTYPE=gpt', 'PTUUID=1234', '@probe ok', '@node 7:0 /dev/vdc', 'blkid: error: /dev/vdc: Permission denied', '@probe failed', ''].join('\n'));
+    expect(nodes).toEqual([
+      { majMin: '254:16', path: '/dev/vdb', name: 'vdb', signatures: new Map([['PTTYPE', 'gpt'], ['PTUUID', '1234']]) },
+      { majMin: '7:0', path: '/dev/vdc', name: 'vdc', signatures: null },
+    ]);
+  });
+
+  it('reads an empty /dev as no nodes, and refuses a node without its probe result', () => {
+    expect(parseDevNodes('\n')).toEqual([]);
+    expect(() => parseDevNodes('@node 8:0 /dev/sda\n')).toThrow(new FactsParseError('dev-nodes: /dev/sda has no probe result'));
+  });
+});
+
+describe('disks on an ordinary host: the /dev nodes change nothing', () => {
+  it('gives the VM the same facts with and without its /dev nodes', () => {
+    const before = parseFactsOutput(fixture('vm-debian12.out'), GATHERED_AT);
+    const after = factsFromSections(capturedWith({ 'dev-nodes': { output: VM_DEV_NODES, status: 0 } }), GATHERED_AT);
+    expect(after).toEqual(before);
+  });
+
+  it('keeps every device of a storage server that has its nodes, the snap loop device still not usable', () => {
+    const nodes = ['8:0 sda', '8:10 sdb', '8:20 sdc', '8:30 sdd', '8:40 sde', '8:50 sdf', 'b:0 sr0', '7:0 loop0', 'fc:0 zram0', '103:0 nvme0n1']
+      .flatMap((line) => {
+        const [majMin, name] = line.split(' ');
+        return [`@node ${majMin} /dev/${name}`, '@probe ok'];
+      })
+      .join('\n');
+    const lsblk = { output: fixture('lsblk-multi-disk.json'), status: 0 };
+    const withNodes = factsFromSections(capturedWith({ lsblk, 'dev-nodes': { output: nodes, status: 0 } }), GATHERED_AT);
+    expect(withNodes.disks).toEqual(factsFromSections(capturedWith({ lsblk }), GATHERED_AT).disks);
+    expect(diskUnusableReason(disk(withNodes, 'loop0'))).toBe('not a whole disk (type loop)');
+  });
+
+  it('keeps the disks as lsblk has them when the node listing failed', () => {
+    const before = parseFactsOutput(fixture('vm-debian12.out'), GATHERED_AT);
+    expect(factsFromSections(capturedWith({ 'dev-nodes': { output: '', status: 1 } }), GATHERED_AT)).toEqual(before);
+  });
+});
+
+describe('disks of a container host (a lab host given two loop devices as /dev/vdb and /dev/vdc)', () => {
+  // The real output on a lab host while another host had a disk too: lsblk lists the machine's
+  // loop0, loop1, loop2, zram0 and vda (mounted in the container at /run/host/...); the host's
+  // /dev has vdb (7:0, empty) and vdc (7:1, formatted ext4 before the capture).
+  const captured = () => splitFactsOutput(fixture('lab-nspawn-two-disks.out'));
+  const facts = factsFromSections(captured(), GATHERED_AT);
+
+  it('lists only the devices with a node in the host’s /dev, under the host’s names', () => {
+    expect(Value.Check(ServerFactsSchema, facts)).toBe(true);
+    expect(facts.disks.map((d) => [d.name, d.path, d.kernel_name, d.size_bytes])).toEqual([
+      ['vdb', '/dev/vdb', 'loop0', 6 * 1024 ** 3],
+      ['vdc', '/dev/vdc', 'loop1', 1024 ** 3],
+    ]);
+    expect(disk(facts, 'vdb')).toMatchObject({ type: 'loop', fstype: null, mountpoint: null, holders: [], partitions: [] });
+  });
+
+  it('takes the signature blkid found on the host’s node, which lsblk could not probe', () => {
+    expect(disk(facts, 'vdc').fstype).toBe('ext4');
+  });
+
+  it('lets the playbooks use the empty whole disk the host owns', () => {
+    expect(usableOsdDisks(facts).map((d) => d.path)).toEqual(['/dev/vdb']);
+    expect(describeUnusableDisks(facts)).toBe('vdc: has a ext4 signature');
+  });
+
+  it('never trusts a renamed device whose node could not be probed', () => {
+    const sections = captured();
+    const nodes = sections.get('dev-nodes')?.output ?? '';
+    sections.set('dev-nodes', { output: nodes.replace('@probe ok', 'blkid: error: /dev/vdb: Permission denied\n@probe failed'), status: 0 });
+    const unprobed = factsFromSections(sections, GATHERED_AT);
+    expect(disk(unprobed, 'vdb').fstype).toBe('unknown');
+    expect(diskUnusableReason(disk(unprobed, 'vdb'))).toBe('its signatures could not be read');
+    expect(usableOsdDisks(unprobed)).toEqual([]);
+  });
+
+  it('lists no disk for a host whose /dev has no block device', () => {
+    const sections = captured();
+    sections.set('dev-nodes', { output: '', status: 0 });
+    expect(factsFromSections(sections, GATHERED_AT).disks).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerFactsSchema } from '@carapace/models';
@@ -79,9 +79,15 @@ describe('gatherFacts against a real sshd, as root on this machine', () => {
     expect(facts.cpu.count).toBe(cpus().length);
     expect(facts.cpu.model).not.toBe('');
 
-    // The disks as lsblk sees them, RAM disks (zram, brd) left out.
-    const lsblk = JSON.parse(execFileSync('lsblk', ['-J', '-b', '-O'], { encoding: 'utf8' })) as { blockdevices: { name: string; kname?: string }[] };
-    const expectedDisks = lsblk.blockdevices.map((d) => d.name).filter((name) => !/^z?ram\d+$/.test(name));
+    // The disks as lsblk sees them that have a node in this machine's /dev, RAM disks (zram, brd) left out.
+    const lsblk = JSON.parse(execFileSync('lsblk', ['-J', '-b', '-O'], { encoding: 'utf8' })) as { blockdevices: { name: string; 'maj:min': string }[] };
+    const nodes = new Set(
+      readdirSync('/dev')
+        .map((name) => lstatSync(join('/dev', name)))
+        .filter((st) => st.isBlockDevice())
+        .map((st) => `${Math.floor(st.rdev / 256) & 0xfff}:${(st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00)}`),
+    );
+    const expectedDisks = lsblk.blockdevices.filter((d) => nodes.has(d['maj:min'])).map((d) => d.name).filter((name) => !/^z?ram\d+$/.test(name));
     expect(Array.isArray(facts.disks)).toBe(true);
     expect(facts.disks.map((d) => d.name)).toEqual(expectedDisks);
     for (const disk of facts.disks) {

@@ -38,6 +38,12 @@ export const DiskSchema = Type.Object({
   rotational: Type.Boolean(),
   /** lsblk's type: `disk`, `loop`, `rom`, ... */
   type: Type.String(),
+  /**
+   * The kernel's name of the device, present only when the server's `/dev` names it
+   * otherwise: a container given a loop device as `/dev/vdb` has `name` `vdb`, `type` `loop`
+   * and `kernel_name` `loop3`. `name` and `path` are always the server's.
+   */
+  kernel_name: Type.Optional(Type.String()),
   model: Type.Union([Type.String(), Type.Null()]),
   serial: Type.Union([Type.String(), Type.Null()]),
   read_only: Type.Boolean(),

@@ -28,8 +28,25 @@ export function isSystemDisk(disk: Disk): boolean {
 }
 
 /**
+ * The `fstype` of a disk given to a server under a name of its own whose node the facts could
+ * not probe (`blkid -p` refused): it may hold data, so it is never used.
+ */
+export const UNREADABLE_SIGNATURE = 'unknown';
+
+/**
+ * Whether the server was given a loop device of its machine as a disk of its own: a
+ * container's `/dev/vdb` that the kernel backs with `loop3` (the facts' `kernel_name` differs
+ * from the server's `name`). The server's own loop devices (`/dev/loop0` of a snap) are not.
+ */
+export function isBoundLoopDevice(disk: Disk): boolean {
+  return disk.type === 'loop' && disk.kernel_name !== undefined && disk.kernel_name !== disk.name;
+}
+
+/**
  * Why a disk cannot become an OSD, or null when it can. A usable disk is:
- * - a whole disk (lsblk type `disk`: not `rom`, `loop`, `part`, `lvm`, ...),
+ * - a whole disk (lsblk type `disk`: not `rom`, `loop`, `part`, `lvm`, ...), or a loop
+ *   device given to the server under a name of its own (see {@link isBoundLoopDevice}) with
+ *   no partitions (the server has no nodes to check them through),
  * - writable and not removable (no USB sticks, no card readers),
  * - not the system disk (see {@link isSystemDisk}),
  * - unused: no mount point, filesystem signature or holders (LVM, dm-crypt, md RAID) on the
@@ -38,11 +55,14 @@ export function isSystemDisk(disk: Disk): boolean {
  * - at least {@link MIN_OSD_DISK_BYTES}.
  */
 export function diskUnusableReason(disk: Disk): string | null {
-  if (disk.type !== 'disk') return `not a whole disk (type ${disk.type})`;
+  const bound = isBoundLoopDevice(disk);
+  if (disk.type !== 'disk' && !bound) return `not a whole disk (type ${disk.type})`;
+  if (bound && disk.partitions.length > 0) return `partitioned (${disk.partitions.map((p) => p.name).join(', ')} on ${disk.kernel_name ?? disk.name} of the machine)`;
   if (disk.read_only) return 'read-only';
   if (disk.removable) return 'removable';
   if (isSystemDisk(disk)) return 'system disk';
   if (present(disk.mountpoint)) return `mounted at ${disk.mountpoint}`;
+  if (disk.fstype === UNREADABLE_SIGNATURE) return 'its signatures could not be read';
   if (present(disk.fstype)) return `has a ${disk.fstype} signature`;
   if (disk.holders.length > 0) return `in use by ${disk.holders.join(', ')}`;
   for (const partition of disk.partitions) {

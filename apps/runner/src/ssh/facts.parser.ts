@@ -1,5 +1,5 @@
 import { ServerFactsSchema, type Disk, type NetworkInterface, type Partition, type ServerFacts } from '@carapace/models';
-import { isSystemMountpoint } from '@carapace/playbooks';
+import { isSystemMountpoint, UNREADABLE_SIGNATURE } from '@carapace/playbooks';
 import type { TSchema, Static } from 'typebox';
 import { Value } from 'typebox/value';
 import {
@@ -11,11 +11,10 @@ import {
   type IpRoute,
   type LsblkDevice,
 } from './facts.schema.js';
+import { FactsParseError } from './facts.errors.js';
+import { hostNodeOf, parseDevNodes, type DevNode } from './facts.devices.js';
 
-/** The output of the facts script was not what it should be. */
-export class FactsParseError extends Error {
-  override readonly name = 'FactsParseError';
-}
+export { FactsParseError };
 
 /** One section of the facts script's output: what the command printed, and its exit status. */
 export interface FactsSection {
@@ -199,15 +198,39 @@ function toDisk(device: LsblkDevice, where: string): Disk {
 }
 
 /**
+ * The facts of a top-level device as the host sees it: under the name of its node in the
+ * host's `/dev` (`kernel_name` keeps the kernel's when they differ), with the signature
+ * `blkid -p` found on that node when lsblk knew none (without udev, in a container, lsblk
+ * cannot probe a node it looks for under the kernel's name). A renamed device whose node
+ * could not be probed gets the signature `unknown`: nothing may be written to it on trust.
+ */
+function onHost(disk: Disk, kname: string, node: DevNode): Disk {
+  const signature = node.signatures === null ? null : text(node.signatures.get('TYPE'));
+  // The host's node has the kernel's name: an ordinary host, lsblk's names stand.
+  if (node.name === kname) return { ...disk, fstype: disk.fstype ?? signature };
+  return { ...disk, name: node.name, path: node.path, fstype: disk.fstype ?? (node.signatures === null ? UNREADABLE_SIGNATURE : signature), kernel_name: kname };
+}
+
+/**
  * The block devices of `lsblk -J -b -O` as facts: every top-level device (disks, loop
  * devices with type `loop`, optical drives with type `rom`), RAM disks left out.
+ *
+ * With `nodes` (the host's block device nodes, see `parseDevNodes`), only the devices that
+ * have a node in the host's `/dev` (matched by major:minor) are kept, under that node's name
+ * (see {@link onHost}): a container shares the kernel's sysfs, where lsblk finds the whole
+ * machine's devices. Without them (an older capture), every device is kept, as lsblk names it.
  */
-export function parseLsblk(output: string): Disk[] {
+export function parseLsblk(output: string, nodes: readonly DevNode[] | null = null): Disk[] {
   const top = json('lsblk', output, LsblkOutputSchema);
   return top.blockdevices.flatMap((raw, i) => {
     const device = check(`lsblk device /blockdevices/${i}`, LsblkDeviceSchema, raw);
-    if (RAM_DISK.test(text(device.kname) ?? device.name)) return [];
-    return [toDisk(device, `/blockdevices/${i}`)];
+    const kname = text(device.kname) ?? device.name;
+    if (RAM_DISK.test(kname)) return [];
+    const disk = toDisk(device, `/blockdevices/${i}`);
+    const majMin = text(device['maj:min']);
+    if (nodes === null || majMin === null) return [disk];
+    const node = hostNodeOf(nodes, majMin, kname);
+    return node ? [onHost(disk, kname, node)] : [];
   });
 }
 
@@ -267,6 +290,8 @@ export function factsFromSections(sections: Sections, gatheredAt: number): Serve
   const hostname = firstLineOf(required(sections, 'hostname'));
   if (hostname === '') throw new FactsParseError('empty hostname');
   const os = parseOsRelease(required(sections, 'os-release'));
+  // Absent from captures made before it existed, and failing only where sh has no glob or stat: lsblk alone then.
+  const devNodes = optional(sections, 'dev-nodes');
   const facts: ServerFacts = {
     hostname,
     fqdn: firstLineOf(optional(sections, 'fqdn') ?? '') || hostname,
@@ -279,7 +304,7 @@ export function factsFromSections(sections: Sections, gatheredAt: number): Serve
     cpu: parseCpu(required(sections, 'cpuinfo'), optional(sections, 'nproc')),
     memory: parseMemory(required(sections, 'meminfo')),
     ...parseNetwork(required(sections, 'ip-addr'), optional(sections, 'ip-route4'), optional(sections, 'ip-route6')),
-    disks: parseLsblk(required(sections, 'lsblk')),
+    disks: parseLsblk(required(sections, 'lsblk'), devNodes === null ? null : parseDevNodes(devNodes)),
     gathered_at: Math.floor(gatheredAt),
   };
   return check('facts', ServerFactsSchema, facts);

@@ -16,6 +16,7 @@ const LsblkFlag = Nullable(Type.Union([Type.Boolean(), Type.String(), Type.Numbe
 export const LsblkDeviceSchema = Type.Object({
   name: Type.String({ minLength: 1 }),
   kname: Nullable(Type.String()),
+  'maj:min': Nullable(Type.String()),
   path: Nullable(Type.String()),
   type: Type.String({ minLength: 1 }),
   size: LsblkNumber,

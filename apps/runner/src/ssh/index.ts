@@ -9,3 +9,4 @@ export { SshError, type SshErrorKind, type SshErrorDetails } from './ssh-error.j
 export { formatHostKey, parseHostKey, hostKeyFingerprint, type ParsedHostKey } from './host-key.js';
 export { FACTS_SCRIPT, FACTS_COMMAND } from './facts.script.js';
 export { FactsParseError, parseFactsOutput, splitFactsOutput, factsFromSections, parseLsblk, parseNetwork, parseOsRelease, type FactsSection } from './facts.parser.js';
+export { parseDevNodes, type DevNode } from './facts.devices.js';
