@@ -65,7 +65,7 @@ export class EmbeddedRunner {
       CARAPACE_RUNNER_CANCEL_GRACE_MS: process.env.CARAPACE_RUNNER_CANCEL_GRACE_MS ?? '2000',
       CARAPACE_RUNNER_LOG_LEVEL: process.env.CARAPACE_RUNNER_LOG_LEVEL ?? this.options.logLevel,
       // The child's standard output is the control plane's: the same format, decided by the control plane.
-      ...(this.options.logFormat ? { CARAPACE_RUNNER_LOG_FORMAT: process.env.CARAPACE_RUNNER_LOG_FORMAT ?? this.options.logFormat } : {}),
+      ...(this.options.logFormat ? { CARAPACE_RUNNER_LOG_FORMAT: process.env.CARAPACE_RUNNER_LOG_FORMAT || this.options.logFormat } : {}),
       ...(this.options.slots ? { CARAPACE_RUNNER_SLOTS: String(this.options.slots) } : {}),
       CARAPACE_SKIP_BUILD: '1',
     };
