@@ -197,6 +197,10 @@ describe('parseDevNodes', () => {
     ]);
   });
 
+  it('reads a node that udev describes as probed with nothing to add to lsblk', () => {
+    expect(parseDevNodes('@node 8:10 /dev/sdb\n@probe udev\n')).toEqual([{ majMin: '8:16', path: '/dev/sdb', name: 'sdb', signatures: new Map() }]);
+  });
+
   it('reads an empty /dev as no nodes, and refuses a node without its probe result', () => {
     expect(parseDevNodes('\n')).toEqual([]);
     expect(() => parseDevNodes('@node 8:0 /dev/sda\n')).toThrow(new FactsParseError('dev-nodes: /dev/sda has no probe result'));
@@ -262,6 +266,13 @@ describe('disks of a container host (a lab host given two loop devices as /dev/v
     expect(disk(unprobed, 'vdb').fstype).toBe('unknown');
     expect(diskUnusableReason(disk(unprobed, 'vdb'))).toBe('its signatures could not be read');
     expect(usableOsdDisks(unprobed)).toEqual([]);
+  });
+
+  it('takes lsblk’s signatures for a renamed device that udev describes', () => {
+    const sections = captured();
+    const nodes = sections.get('dev-nodes')?.output ?? '';
+    sections.set('dev-nodes', { output: nodes.replace('@probe ok', '@probe udev'), status: 0 });
+    expect(disk(factsFromSections(sections, GATHERED_AT), 'vdb')).toMatchObject({ kernel_name: 'loop0', fstype: null });
   });
 
   it('lists no disk for a host whose /dev has no block device', () => {

@@ -15,12 +15,15 @@ export interface DevNode {
   readonly path: string;
   /** `vdb` */
   readonly name: string;
-  /** What `blkid -p` found on the node (`TYPE`, `PTTYPE`, ...); null when it could not read it. */
+  /**
+   * What `blkid -p` found on the node (`TYPE`, `PTTYPE`, ...), empty when udev's database
+   * describes the device (lsblk's signatures stand); null when blkid could not read it.
+   */
   readonly signatures: ReadonlyMap<string, string> | null;
 }
 
 const NODE = /^@node ([0-9a-f]+):([0-9a-f]+) (\/dev\/\S+)$/;
-const PROBE = /^@probe (ok|failed)$/;
+const PROBE = /^@probe (ok|failed|udev)$/;
 const EXPORT = /^([A-Z_]+)=(.*)$/;
 
 /** Parses the `dev-nodes` section into the host's block device nodes, in `/dev` order. */
@@ -42,7 +45,7 @@ export function parseDevNodes(output: string): DevNode[] {
         majMin: current.majMin,
         path: current.path,
         name: current.path.slice('/dev/'.length),
-        signatures: probe[1] === 'ok' ? current.values : null,
+        signatures: probe[1] === 'failed' ? null : current.values,
       });
       current = null;
       continue;

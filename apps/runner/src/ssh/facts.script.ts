@@ -15,7 +15,9 @@
  * kernel's sysfs, so lsblk alone shows the machine's devices): per node, a line
  * `@node MAJ:MIN PATH` (major and minor in hex, as `stat %t:%T` prints them), the node's
  * signatures as `blkid -p -o export` prints them (`TYPE=ext4`, `PTTYPE=gpt`, ...), then
- * `@probe ok` or `@probe failed` (blkid could not read the node, even with `sudo -n`).
+ * `@probe ok` or `@probe failed` (blkid could not read the node, even with `sudo -n`), or
+ * only `@probe udev` when udev's database describes the device: lsblk read its signatures
+ * there, and probing again would wake sleeping disks and call sudo on every ordinary host.
  */
 export const FACTS_SCRIPT = `LC_ALL=C
 export LC_ALL
@@ -38,18 +40,23 @@ probe() {
     rc=$?
   fi
   if [ "$rc" -eq 0 ]; then
-    printf '%s\n@probe ok\n' "$out"
+    printf '%s\\n@probe ok\\n' "$out"
   elif [ "$rc" -eq 2 ] && [ -z "$out" ]; then
-    printf '@probe ok\n'
+    printf '@probe ok\\n'
   else
-    printf '@probe failed\n'
+    printf '@probe failed\\n'
   fi
 }
 dev_nodes() {
   for node in /dev/*; do
     if [ -b "$node" ] && [ ! -L "$node" ]; then
-      printf '@node %s %s\n' "$(stat -c '%t:%T' "$node")" "$node"
-      probe "$node"
+      hex=$(stat -c '%t:%T' "$node")
+      printf '@node %s %s\\n' "$hex" "$node"
+      if [ -e "/run/udev/data/b$(printf '%d:%d' "0x\${hex%:*}" "0x\${hex#*:}")" ]; then
+        printf '@probe udev\\n'
+      else
+        probe "$node"
+      fi
     fi
   done
 }
