@@ -127,6 +127,38 @@ describe('lab: the Ceph-ready image and a host with two disks', () => {
     log(`OSD ${osdId} up and in ${((Date.now() - t) / 1000).toFixed(1)} s after prepare started\n${status}`);
   }, 600_000);
 
+  it('after a reboot: a --no-tmpfs OSD comes back by itself; a tmpfs one needs its directory primed again', async () => {
+    const h = host();
+    const prepare = await h.exec('ceph-volume raw prepare --bluestore --no-tmpfs --data /dev/vdc 2>&1', { check: false, timeoutMs: 300_000 });
+    expect(prepare.exitCode, prepare.stdout).toBe(0);
+    const osdId = /osd\.(\d+)/.exec(prepare.stdout)?.[1] ?? '1';
+    await h.exec(`systemctl enable --now ceph-osd@${osdId} && systemctl enable ceph-osd@0`);
+    // `ceph tell` needs the daemon itself: the monitor of a one-host cluster keeps a dead OSD "up"
+    const answers = async (id: string, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        if ((await h.exec(`timeout 10 ceph tell osd.${id} version`, { check: false, timeoutMs: 20_000 })).exitCode === 0) return true;
+        await sleep(2_000);
+      }
+      return false;
+    };
+    expect(await answers(osdId, 120_000)).toBe(true);
+    const t = Date.now();
+    await h.reboot();
+    expect(await answers(osdId, 120_000), `osd.${osdId} (--no-tmpfs) did not come back after the reboot`).toBe(true);
+    log(`osd.${osdId} (--no-tmpfs) answering ${((Date.now() - t) / 1000).toFixed(1)} s after the reboot started`);
+    // the tmpfs OSD directory is empty now, and ceph-volume raw activate cannot find the device in a lab host
+    expect((await h.exec('ls -A /var/lib/ceph/osd/ceph-0')).stdout.trim()).toBe('');
+    expect((await h.exec('systemctl is-active ceph-osd@0', { check: false })).stdout.trim()).not.toBe('active');
+    const activate = await h.exec('ceph-volume raw activate --device /dev/vdb --no-systemd 2>&1', { check: false });
+    log(`ceph-volume raw activate in a lab host: exit ${activate.exitCode}: ${activate.stdout.trim()}`);
+    await h.exec(
+      'set -e; d=/var/lib/ceph/osd/ceph-0; mount -t tmpfs tmpfs $d; ceph-bluestore-tool prime-osd-dir --path $d --no-mon-config --dev /dev/vdb; ' +
+        'ln -s /dev/vdb $d/block; chown -R ceph:ceph $d; chown -h ceph:ceph $d/block; systemctl reset-failed ceph-osd@0; systemctl restart ceph-osd@0',
+    );
+    expect(await answers('0', 120_000), 'osd.0 did not answer after priming its directory').toBe(true);
+  }, 600_000);
+
   it('destroy() releases the loop devices and their files', async () => {
     const h = host();
     const disks = [...h.disks];
