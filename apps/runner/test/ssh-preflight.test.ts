@@ -203,7 +203,8 @@ describe('preflight against a real sshd', () => {
         target({ expectedHostKey: sshd.hostKey }),
         silentTarget(others[1]),
       ];
-      const timeoutMs = 2000;
+      // Long enough for the real sshd's logins on a machine busy with other test files.
+      const timeoutMs = 5000;
       const { value, ms } = await timed(() => preflight(targets, options({ timeoutMs })));
       expect(value.map((r) => [r.address, r.ok, r.kind])).toEqual([
         ['127.0.0.1', true, null],
@@ -215,9 +216,9 @@ describe('preflight against a real sshd', () => {
       ]);
       expect(value[0]?.hostKey).toBe(sshd.hostKey);
       expect(value[2]?.reason).toBe(`127.0.0.1:${closed}: connection refused`);
-      expect(value[3]?.reason).toBe(`127.0.0.2:${others[0].port}: timed out after 2000 ms`);
-      expect(value[5]?.reason).toBe(`127.0.0.3:${others[1].port}: timed out after 2000 ms`);
-      // Three targets time out: one after the other, that would take 6 s.
+      expect(value[3]?.reason).toBe(`127.0.0.2:${others[0].port}: timed out after ${timeoutMs} ms`);
+      expect(value[5]?.reason).toBe(`127.0.0.3:${others[1].port}: timed out after ${timeoutMs} ms`);
+      // Three targets time out: one after the other, that would take 15 s.
       expect(ms).toBeGreaterThanOrEqual(timeoutMs - 50);
       expect(ms).toBeLessThan(timeoutMs * 2.5); // one after the other: 3 × timeoutMs
     } finally {
