@@ -50,6 +50,9 @@ describe('device-mapper detection', () => {
 describe('lab: the Ceph-ready image and a host with two disks', () => {
   let lab: Lab | undefined;
   let image: LabImage;
+  /** Owner and mode of the machine's loop devices behind the disks, at boot. */
+  const loopStats = new Map<string, string>();
+  const statOf = async (path: string) => (await run('stat', ['-c', '%u:%g %a', path])).stdout.trim();
 
   const host = (): LabHost => {
     const h = lab?.hosts[0];
@@ -65,6 +68,7 @@ describe('lab: the Ceph-ready image and a host with two disks', () => {
     t = Date.now();
     lab = await createLab({ hosts: [{ hostname: 'ceph1', disks: [DISK_BYTES, DISK_BYTES] }], name: 'ceph-image-test', image: CEPH_IMAGE });
     log(`host booted in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    for (const d of lab.hosts[0]?.disks ?? []) loopStats.set(d.loop, await statOf(d.loop));
   }, SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -159,10 +163,13 @@ describe('lab: the Ceph-ready image and a host with two disks', () => {
     expect(await answers('0', 120_000), 'osd.0 did not answer after priming its directory').toBe(true);
   }, 600_000);
 
-  it('destroy() releases the loop devices and their files', async () => {
+  it('destroy() releases the loop devices and their files; the machine\'s loop device nodes are untouched', async () => {
     const h = host();
     const disks = [...h.disks];
     expect(disks).toHaveLength(2);
+    // ceph-volume chowned the host's /dev/vdb; the machine's loop device keeps its owner and mode
+    expect((await h.exec('stat -c %U /dev/vdb')).stdout.trim()).toBe('ceph');
+    for (const d of disks) expect(await statOf(d.loop), d.loop).toBe(loopStats.get(d.loop));
     await lab!.destroy();
     lab = undefined;
     expect(await labResidue([h.machine])).toEqual([]);

@@ -1,7 +1,8 @@
 /**
  * Manual use of the lab (as root):
  *
- *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG]   boot N hosts that outlive this command
+ *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG] [--disks D]   boot N hosts that outlive this command
+ *                                  (--image ceph: the Ceph-ready image; --disks D: D disks of 6 GiB per host)
  *   npx tsx test/lab/cli.ts up N --discover [--url URL] [--data-dir DIR] [--token T] [--timeout S]
  *                                  boot N hosts that register themselves with the running control plane
  *   npx tsx test/lab/cli.ts bridge                                 create the lab bridge (10.77.0.1) for a control plane to listen on
@@ -25,6 +26,7 @@ import {
 import type { ImageOptions } from './lab.js';
 import { LAB_GATEWAY, ensureBridge } from './lab.js';
 import { forgetDiscovered, listensOnGateway, upDiscover } from './discover-cli.js';
+import { CEPH_IMAGE } from './ceph.js';
 
 const CLI_DIR = join(LAB_STATE_DIR, 'cli');
 
@@ -32,7 +34,9 @@ function usage(): never {
   process.stderr.write(
     [
       'usage: npm run lab -- <command>   (or npx tsx test/lab/cli.ts <command>)',
-      '  up N [--image NAME --extra PKG,...]  boot N lab hosts (they keep running after this command)',
+      '  up N [--image NAME --extra PKG,...] [--disks D]',
+      '                                       boot N lab hosts (they keep running after this command); --image ceph:',
+      '                                       the Ceph-ready image; --disks D: D disks of 6 GiB each (/dev/vdb, ...)',
       '  up N --discover [--url URL] [--data-dir DIR] [--token TOKEN] [--timeout SECONDS]',
       '                                       boot N hosts seeded only with the user-data of `carapace cloud-config`',
       '                                       for the running control plane (default URL http://10.77.0.1:8080, data dir ./data);',
@@ -50,6 +54,7 @@ function usage(): never {
 
 function imageOptions(values: { image?: string; extra?: string }): ImageOptions {
   const extra = values.extra?.split(',').filter((p) => p !== '') ?? [];
+  if (values.image === 'ceph' && extra.length === 0) return CEPH_IMAGE;
   return extra.length > 0 || values.image !== undefined ? { name: values.image, extraPackages: extra } : {};
 }
 
@@ -59,6 +64,7 @@ async function main(): Promise<void> {
     options: {
       image: { type: 'string' },
       extra: { type: 'string' },
+      disks: { type: 'string' },
       all: { type: 'boolean', default: false },
       discover: { type: 'boolean', default: false },
       url: { type: 'string' },
@@ -72,17 +78,20 @@ async function main(): Promise<void> {
     case 'up': {
       const n = Number(arg);
       if (!Number.isInteger(n) || n < 1) usage();
+      const diskCount = values.disks === undefined ? 0 : Number(values.disks);
+      if (!Number.isInteger(diskCount) || diskCount < 0 || diskCount > 20) usage();
+      const disks = Array.from({ length: diskCount }, () => 6 * 1024 ** 3);
       const existing = (await listLabSlots()).filter((s) => s.persistent);
       if (existing.length > 0)
         throw new Error(`a lab made by \`up\` exists already (${existing.map((s) => s.machine).join(' ')}); run \`down\` first`);
       if (values.discover) {
         const timeout = values.timeout === undefined ? 300 : Number(values.timeout);
         if (!Number.isFinite(timeout) || timeout <= 0) usage();
-        await upDiscover({ hosts: n, url: values.url, dataDir: values['data-dir'], token: values.token, timeoutS: timeout, image: imageOptions(values) });
+        await upDiscover({ hosts: n, url: values.url, dataDir: values['data-dir'], token: values.token, timeoutS: timeout, image: imageOptions(values), disks });
         break;
       }
       const key = await generateKeyPair(CLI_DIR);
-      const lab = await createLab({ hosts: n, name: 'cli', sshKey: key, persistent: true, image: imageOptions(values) });
+      const lab = await createLab({ hosts: Array.from({ length: n }, () => ({ disks })), name: 'cli', sshKey: key, persistent: true, image: imageOptions(values) });
       const inventory = await lab.writeInventory(join(CLI_DIR, 'inventory.ini'));
       const first = lab.hosts[0];
       const lines = [

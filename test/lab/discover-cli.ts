@@ -18,6 +18,8 @@ interface DiscoveredRecord {
 
 export interface UpDiscoverOptions {
   hosts: number;
+  /** Disk sizes in bytes given to every host (/dev/vdb, …). */
+  disks?: readonly number[];
   url?: string;
   dataDir?: string;
   token?: string;
@@ -49,7 +51,7 @@ export async function upDiscover(opts: UpDiscoverOptions): Promise<void> {
 
   const started = Date.now();
   const discovered = await discoverLab({
-    hosts: opts.hosts,
+    hosts: Array.from({ length: opts.hosts }, () => ({ disks: opts.disks ?? [] })),
     access,
     name: 'cli',
     persistent: true,

@@ -707,7 +707,7 @@ export class LabHost {
       '--console=read-only',
       '--link-journal=no',
       '--resolv-conf=off',
-      ...this.disks.map((d) => `--bind=${d.loop}:${d.device}`),
+      ...this.disks.map((d) => `--bind=${diskNode(d)}:${d.device}`),
       ...((await exists(DMI_PRODUCT_UUID)) ? [`--bind-ro=${join(this.dir, 'product_uuid')}:${DMI_PRODUCT_UUID}`] : []),
       ...this.setup.nspawnArgs,
     ];
@@ -856,11 +856,12 @@ export class LabHost {
     const disk: LabDisk = { device, loop, file, sizeBytes };
     this.disks.push(disk);
     await this.recordOwner();
-    if (this.running) {
-      const st = (await run('stat', ['-c', '%t %T', loop])).stdout.trim().split(' ');
-      const [major, minor] = st.map((h) => parseInt(h, 16));
-      await this.exec(`mknod -m 660 ${device} b ${String(major)} ${String(minor)} && chgrp disk ${device}`);
-    }
+    const st = (await run('stat', ['-c', '%t %T', loop])).stdout.trim().split(' ');
+    const [major, minor] = st.map((h) => String(parseInt(h, 16)));
+    // A node of the host's own (what boots bind), not the machine's /dev/loopN: Ceph chowns its
+    // devices, which would otherwise change the machine's node for good.
+    await run('mknod', ['-m', '660', diskNode(disk), 'b', major ?? '', minor ?? '']);
+    if (this.running) await this.exec(`mknod -m 660 ${device} b ${major ?? ''} ${minor ?? ''} && chgrp disk ${device}`);
     return disk;
   }
 
@@ -1120,6 +1121,11 @@ export async function labResidue(machines: readonly string[]): Promise<string[]>
     if (await exists(slotDir(slot))) residue.push(`slot lock ${slotDir(slot)}`);
   }
   return residue;
+}
+
+/** The host's own device node of `disk` (in the host's directory), bound as /dev/vdX at boot. */
+function diskNode(disk: LabDisk): string {
+  return disk.file.replace(/\.img$/, '.dev');
 }
 
 /** Convenience: `host.addDisk(sizeBytes)`. */
