@@ -1,23 +1,17 @@
 // The cluster_deploy Ansible content (libs/playbooks/ansible/cluster_deploy/): what can be
 // checked without Ceph daemons. The run on real hosts belongs to the lab (test/lab/).
-import { execFile } from 'node:child_process';
 import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ansibleEnv, run } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/cluster_deploy/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
 const roles = join(playbookDir, 'roles');
 const deviceHelper = join(roles, 'ceph_osd', 'files', 'ceph-osd-devices.py');
 const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 const tmps: string[] = [];
 
@@ -30,35 +24,6 @@ async function makeTmp(): Promise<string> {
   tmps.push(tmp);
   await writeFile(join(tmp, 'ansible.cfg'), '');
   return tmp;
-}
-
-function ansibleEnv(tmp: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('ANSIBLE_')) env[key] = value;
-  }
-  return {
-    ...env,
-    PYTHONDONTWRITEBYTECODE: '1',
-    ANSIBLE_CONFIG: join(tmp, 'ansible.cfg'),
-    ANSIBLE_HOME: join(tmp, 'ansible-home'),
-    ANSIBLE_LOCAL_TEMP: join(tmp, 'local-tmp'),
-    ANSIBLE_REMOTE_TEMP: join(tmp, 'remote-tmp'),
-    ANSIBLE_NOCOLOR: '1',
-    ANSIBLE_RETRY_FILES_ENABLED: '0',
-  };
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, env, timeout: 120_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') {
-        reject(new Error(`${command} did not run: ${error.message}\n${stderr}`));
-        return;
-      }
-      resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
-    });
-  });
 }
 
 /** Marks every string unsafe, as the runner does (`apps/runner/src/executor/inventory-vars.ts`). */

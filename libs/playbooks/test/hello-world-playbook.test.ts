@@ -1,6 +1,6 @@
 // The hello_world Ansible content (libs/playbooks/ansible/hello_world/): what can be
 // checked without systemd. The end-to-end run on real hosts belongs to the lab (test/lab/).
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -10,18 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ansibleEnv, run } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/hello_world/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
 const role = join(playbookDir, 'roles', 'hello_world');
 const serverScript = join(role, 'files', 'hello_world.py');
 const fakeSystemctl = fileURLToPath(new URL('./fixtures/fake-systemctl.py', import.meta.url));
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 const tmps: string[] = [];
 const children: ChildProcess[] = [];
@@ -54,35 +49,6 @@ async function makeTmp(): Promise<string> {
   tmps.push(tmp);
   await writeFile(join(tmp, 'ansible.cfg'), '');
   return tmp;
-}
-
-function ansibleEnv(tmp: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('ANSIBLE_')) env[key] = value;
-  }
-  return {
-    ...env,
-    PYTHONDONTWRITEBYTECODE: '1',
-    ANSIBLE_CONFIG: join(tmp, 'ansible.cfg'),
-    ANSIBLE_HOME: join(tmp, 'ansible-home'),
-    ANSIBLE_LOCAL_TEMP: join(tmp, 'local-tmp'),
-    ANSIBLE_REMOTE_TEMP: join(tmp, 'remote-tmp'),
-    ANSIBLE_NOCOLOR: '1',
-    ANSIBLE_RETRY_FILES_ENABLED: '0',
-  };
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, env, timeout: 120_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') {
-        reject(new Error(`${command} did not run: ${error.message}\n${stderr}`));
-        return;
-      }
-      resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
-    });
-  });
 }
 
 describe('hello_world playbook', () => {
