@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonEqual } from '../src/db/versioned.repository.js';
+import { jsonEqual } from '@carapace/models';
 import { addServer } from './fixtures.js';
 import { Harness } from './harness.js';
 

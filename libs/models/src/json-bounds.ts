@@ -10,3 +10,23 @@ export function nestsDeeper(value: unknown, levels: number): boolean {
   }
   return false;
 }
+
+/**
+ * Whether two values are the same JSON document: objects equal key by key whatever their
+ * order, keys holding `undefined` left out (as `JSON.stringify` leaves them), arrays
+ * element by element. Values are those of stored data (no cycles, no classes but arrays).
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keysOf = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const keys = keysOf(x);
+  if (keys.length !== keysOf(y).length) return false;
+  return keys.every((k) => Object.hasOwn(y, k) && jsonEqual(x[k], y[k]));
+}

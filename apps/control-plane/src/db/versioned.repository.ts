@@ -1,69 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
+import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { and, eq, getTableName, sql, type SQL } from 'drizzle-orm';
 import { SqliteError } from 'better-sqlite3';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { tableChanges, type ChangeCounter } from './change-counter.js';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
 import { budgetError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import type { ListCursor, ListRequest, Page, Stored, StoredText } from './list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
-/** One stored version of a model: the envelope without `model`, and its `data`. */
-export interface Stored<D> {
-  readonly id: string;
-  readonly version: number;
-  readonly time_updated: number;
-  readonly time_deleted: number;
-  readonly initiator_id: string | null;
-  readonly data: D;
-}
-
-/**
- * One stored version with its `data` as stored: the JSON text, in UTF-8, unparsed; `pk` is
- * the row's key (a row's data is never rewritten, so `pk` names its content for good).
- */
-export interface StoredText extends Omit<Stored<unknown>, 'data'> {
-  readonly pk: number;
-  readonly data: Buffer;
-}
-
-/**
- * An item of a list page to write as stored: the row, when its data JSON is exactly what the
- * API serves, or else the parsed model, to serialize.
- */
-export type ListItem<D> = { readonly row: StoredText; readonly model?: undefined } | { readonly row?: undefined; readonly model: Stored<D> };
-
-/** What a list asks for: a page, or everything, with a filter and an order. */
-export interface ListRequest {
-  readonly page: number;
-  readonly perPage: number;
-  readonly all: boolean;
-  readonly filter?: string | undefined;
-  readonly sortBy?: string | undefined;
-}
-
-/** A page of results and the number of all matches. */
-export interface Page<T> {
-  readonly items: T[];
-  readonly total: number;
-}
-
-/**
- * Every match of a list, read in batches: the keys of the matching rows were taken in order
- * when the cursor was made (rows are never rewritten, so a key names its content for good),
- * and each `next()` reads the following rows, a bounded number of rows and bytes at a time;
- * an empty batch is the end.
- */
-export interface ListCursor<T> {
-  /** How many rows matched. */
-  readonly total: number;
-  next(): T[];
-}
-
-/** A cursor whose items are mapped by `fn`. */
-export function mapCursor<T, U>(cursor: ListCursor<T>, fn: (item: T) => U): ListCursor<U> {
-  return { total: cursor.total, next: () => cursor.next().map(fn) };
-}
+export { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from './list-types.js';
 
 /** Bounds of a repository's lists and stored documents. */
 export interface RepositoryLimits {
@@ -97,26 +43,6 @@ const COLUMN_LIST = 'id, version, time_updated, time_deleted, initiator_id, data
 const COLUMNS = sql.raw(COLUMN_LIST);
 const TEXT_COLUMN_LIST = 'pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data';
 const TEXT_COLUMNS = sql.raw(TEXT_COLUMN_LIST);
-
-/**
- * Whether two values are the same JSON document: objects equal key by key whatever their
- * order, keys holding `undefined` left out (as `JSON.stringify` leaves them), arrays
- * element by element. Values are those of stored data (no cycles, no classes but arrays).
- */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => jsonEqual(v, b[i]));
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  const keysOf = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
-  const keys = keysOf(x);
-  if (keys.length !== keysOf(y).length) return false;
-  return keys.every((k) => Object.hasOwn(y, k) && jsonEqual(x[k], y[k]));
-}
 
 /** An error SQLite's JSON functions raise on a stored document they cannot read. */
 function isJsonError(e: unknown): boolean {
