@@ -12,6 +12,13 @@ import { getPlugin } from './registry.js';
 // finds `ansible/` from the sources (tests, tsx) and from the build (an installed runner).
 const ANSIBLE_ROOT = fileURLToPath(new URL('../ansible/', import.meta.url));
 
+/**
+ * Roles shared by several playbooks (`libs/playbooks/ansible/roles/`): the runner puts this
+ * directory on Ansible's role path (`roles_path` of its ansible.cfg). A playbook's own
+ * `roles/` beside its `playbook.yml` is searched first.
+ */
+export const SHARED_ROLES_DIR = join(ANSIBLE_ROOT, 'roles');
+
 /** The entry point inside a playbook's content directory. */
 export const PLAYBOOK_ENTRY_POINT = 'playbook.yml';
 

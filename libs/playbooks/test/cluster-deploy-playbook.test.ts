@@ -9,7 +9,8 @@ import { ansibleEnv, run } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/cluster_deploy/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
-const roles = join(playbookDir, 'roles');
+const roles = fileURLToPath(new URL('../ansible/roles/', import.meta.url));
+const varsFile = fileURLToPath(new URL('../ansible/vars/ceph.yml', import.meta.url));
 const deviceHelper = join(roles, 'ceph_osd', 'files', 'ceph-osd-devices.py');
 const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
 
@@ -104,7 +105,7 @@ describe('cluster_deploy playbook', () => {
         '  gather_facts: true',
         '  gather_subset: [min]',
         '  any_errors_fatal: true',
-        `  vars_files: [${JSON.stringify(join(playbookDir, 'vars', 'cluster.yml'))}]`,
+        `  vars_files: [${JSON.stringify(varsFile)}]`,
         '  roles:',
         `    - role: ${JSON.stringify(join(roles, 'ceph_preflight'))}`,
         '',
@@ -126,7 +127,7 @@ describe('cluster_deploy playbook', () => {
         '- hosts: mons',
         '  gather_facts: true',
         '  gather_subset: [min]',
-        `  vars_files: [${JSON.stringify(join(playbookDir, 'vars', 'cluster.yml'))}]`,
+        `  vars_files: [${JSON.stringify(varsFile)}]`,
         '  tasks:',
         '    - ansible.builtin.template:',
         `        src: ${JSON.stringify(join(roles, 'ceph_common', 'templates', 'ceph.conf.j2'))}`,

@@ -57,6 +57,8 @@ export interface WorkDirInput {
   readonly knownHostsFile: string | undefined;
   readonly callbackPluginDir: string;
   readonly maxForks: number;
+  /** Ansible's role path: the playbooks' shared roles (`SHARED_ROLES_DIR`). */
+  readonly rolesPath: string;
   /** What the configuration may choose; no local connection by default. */
   readonly policy?: VariablePolicy;
 }
@@ -107,6 +109,7 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
       knownHosts: paths.knownHosts,
       controlDir: paths.controlDir,
       callbackPluginDir: input.callbackPluginDir,
+      rolesPath: input.rolesPath,
       forks: forksFor(input.inventory, input.maxForks),
     });
     await mkdir(join(dir, 'tmp'), { mode: 0o700 });
@@ -172,6 +175,7 @@ interface ConfigInput {
   readonly knownHosts: string;
   readonly controlDir: string;
   readonly callbackPluginDir: string;
+  readonly rolesPath: string;
   readonly forks: number;
 }
 
@@ -199,6 +203,7 @@ export function ansibleConfig(input: ConfigInput): string {
     'stdout_callback = default',
     'callbacks_enabled = carapace',
     `callback_plugins = ${cfgPath(input.callbackPluginDir)}`,
+    `roles_path = ${cfgPath(input.rolesPath)}`,
     'nocolor = True',
     'force_color = False',
     `local_tmp = ${cfgPath(join(input.dir, 'tmp'))}`,
