@@ -57,7 +57,16 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     name: 'Remove OSD host',
     description: 'Removes hosts with OSDs from a cluster.',
     required_server_list: true,
-    hints: [],
+    hints: [
+      {
+        id: 'safe_to_destroy_timeout',
+        description:
+          'How long to wait (seconds) after marking the OSDs out until Ceph says their data is safe elsewhere; past it the run fails and leaves the OSDs in place.',
+        type: 'integer',
+        values: [],
+        default_value: 600,
+      },
+    ],
   },
 ].sort((a, b) => a.name.localeCompare(b.name)) as Descriptor[];
 

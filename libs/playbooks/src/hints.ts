@@ -21,9 +21,11 @@ export interface HintRule {
  *
  * - `mon_count`: 1 to 9. An odd count is recommended (a quorum of monitors is a strict
  *   majority, so an even count adds no failure tolerance) but not required.
+ * - `safe_to_destroy_timeout` (`remove_osd`): 0 to 86,400 seconds.
  */
 export const HINT_RULES: Readonly<Record<string, HintRule>> = {
   mon_count: { min: 1, max: 9 },
+  safe_to_destroy_timeout: { min: 0, max: 86_400 },
 };
 
 /** The hint types a descriptor may declare. */
