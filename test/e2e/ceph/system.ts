@@ -1,0 +1,180 @@
+// The Ceph end-to-end system: a control plane with its embedded runner (as `npm start`), on
+// the lab bridge, and lab hosts of the Ceph-ready image with disks that discovered themselves
+// the documented way. Playbooks run only through the public API; what Ceph says is read on
+// the hosts themselves.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CEPH_IMAGE } from '../../lab/ceph.js';
+import { controlPlaneAccess, discoverLab } from '../../lab/discover.js';
+import { ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../../lab/lab.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, eventually } from '../system.js';
+
+export type Json = Record<string, any>;
+
+/** 6 GiB: BlueStore's minimum is far below, and sparse files cost only what is written. */
+export const DISK_BYTES = 6 * 1024 ** 3;
+
+/** One host's line of the PLAY RECAP. */
+export interface RecapLine {
+  ok: number;
+  changed: number;
+  unreachable: number;
+  failed: number;
+  skipped: number;
+  rescued: number;
+  ignored: number;
+}
+
+/** The PLAY RECAP of a log, by inventory host (the server's IP). */
+export function parseRecap(log: string): Map<string, RecapLine> {
+  const recap = new Map<string, RecapLine>();
+  const at = log.lastIndexOf('PLAY RECAP');
+  if (at < 0) return recap;
+  for (const line of log.slice(at).split('\n').slice(1)) {
+    const m = /^(\S+)\s+:\s+(.*)$/.exec(line.trim());
+    if (!m) continue;
+    const counts: Json = {};
+    for (const pair of (m[2] ?? '').split(/\s+/)) {
+      const [k, v] = pair.split('=');
+      if (k && v !== undefined) counts[k] = Number(v);
+    }
+    recap.set(m[1] ?? '', counts as RecapLine);
+  }
+  return recap;
+}
+
+/** What a run through the API left: the execution, its log, steps and recap, and its wall time. */
+export interface PlaybookRun {
+  id: string;
+  configurationId: string;
+  execution: Json;
+  log: string;
+  steps: Json[];
+  recap: Map<string, RecapLine>;
+  seconds: number;
+}
+
+/** Sum of a recap column over every host. */
+export function recapTotal(run: PlaybookRun, column: keyof RecapLine): number {
+  return [...run.recap.values()].reduce((sum, line) => sum + (line[column] ?? 0), 0);
+}
+
+export interface CephSystemOptions {
+  /** Lab name (distinct per test file). */
+  name: string;
+  hosts: number;
+  /** Disks per host (DISK_BYTES each). */
+  disks: number;
+  log?: (line: string) => void;
+}
+
+/** A running control plane and its discovered Ceph-ready hosts. */
+export class CephSystem {
+  private constructor(
+    readonly cp: ControlPlane,
+    readonly api: Api,
+    readonly lab: Lab,
+    /** Server models (from the API, after discovery), in the order of `lab.hosts`. */
+    readonly servers: Json[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(opts: CephSystemOptions): Promise<CephSystem> {
+    const dir = mkdtempSync(join(tmpdir(), `carapace-${opts.name}-`));
+    await ensureBridge();
+    // No CARAPACE_DISCOVERY_TOKEN: the control plane generates one in its data dir, where the lab reads it.
+    const cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env: { CARAPACE_DISCOVERY_TOKEN: '' } });
+    try {
+      const api = new Api(cp.url);
+      await api.login();
+      const access = await controlPlaneAccess({ dataDir: cp.dataDir, url: cp.url, env: { CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
+      const discovered = await discoverLab({
+        name: opts.name,
+        hosts: Array.from({ length: opts.hosts }, () => ({ disks: Array.from({ length: opts.disks }, () => DISK_BYTES) })),
+        access,
+        image: CEPH_IMAGE,
+        timeoutMs: 240_000,
+        log: opts.log,
+      });
+      const servers: Json[] = [];
+      for (const h of discovered.hosts) servers.push(await api.ok('GET', `/v1/server/${h.serverId}/`));
+      return new CephSystem(cp, api, discovered.lab, servers, dir);
+    } catch (err) {
+      await cp.stop().catch(() => undefined);
+      cp.removeData();
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** The lab host of a server. */
+  host(serverId: string): LabHost {
+    const i = this.servers.findIndex((s) => s.id === serverId);
+    const host = this.lab.hosts[i];
+    if (!host) throw new Error(`no lab host for server ${serverId}`);
+    return host;
+  }
+
+  /** Creates a cluster; returns its id. */
+  async createCluster(name: string): Promise<string> {
+    return (await this.api.ok('POST', '/v1/cluster/', { name })).id as string;
+  }
+
+  /** The cluster model (latest version). */
+  async cluster(id: string): Promise<Json> {
+    return this.api.ok('GET', `/v1/cluster/${id}/`);
+  }
+
+  /** The server model (latest version). */
+  async server(id: string): Promise<Json> {
+    return this.api.ok('GET', `/v1/server/${id}/`);
+  }
+
+  /** Creates a playbook configuration through the API (400s are thrown with their body). */
+  async configure(playbookId: string, clusterId: string, serverIds: string[], hints: { id: string; value: unknown }[] = [], name = playbookId): Promise<Json> {
+    return this.api.ok('POST', '/v1/playbook_configuration/', { name, cluster_id: clusterId, playbook_id: playbookId, server_ids: serverIds, hints });
+  }
+
+  /** Runs the latest version of a configuration and waits (bounded) for the end of the execution. */
+  async execute(configuration: Json, timeoutMs = 15 * 60_000): Promise<PlaybookRun> {
+    const started = Date.now();
+    const created = await this.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
+    const id = created.id as string;
+    const execution = await eventually(
+      async () => {
+        const e = await this.api.ok('GET', `/v1/execution/${id}/`);
+        return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
+      },
+      timeoutMs,
+      `execution ${id} (${configuration.data?.playbook_id}) to end`,
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const log = (await this.api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;
+    const steps = (await this.api.ok('GET', `/v1/execution/${id}/steps/?all=true`)).items as Json[];
+    return { id, configurationId: configuration.id, execution, log, steps, recap: parseRecap(log), seconds };
+  }
+
+  /** Configures and runs a playbook. */
+  async run(playbookId: string, clusterId: string, serverIds: string[], hints: { id: string; value: unknown }[] = []): Promise<PlaybookRun> {
+    return this.execute(await this.configure(playbookId, clusterId, serverIds, hints));
+  }
+
+  /** Runs a `ceph` command on a host (as root, its admin keyring) and parses its JSON output. */
+  async ceph<T = any>(host: LabHost, args: string): Promise<T> {
+    const { stdout } = await host.exec(`timeout 60 ceph --connect-timeout 30 ${args} -f json`, { timeoutMs: 90_000 });
+    return JSON.parse(stdout) as T;
+  }
+
+  async stop(): Promise<void> {
+    await this.cp.stop().catch(() => undefined);
+    await this.lab.destroy().catch(() => undefined);
+    this.cp.removeData();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Explains a failed run: its reason and the end of its log (for assertion messages). */
+export function why(run: PlaybookRun): string {
+  return `${run.execution.data.state}: ${run.execution.data.reason ?? ''}\n--- end of the log ---\n${run.log.slice(-4000)}`;
+}
