@@ -4,12 +4,17 @@
 // purge_cluster run as executions, and each result is checked on the daemons themselves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/deploy.checks.js';
+import { dmcryptRefusedAtPreflight, expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
 import { CephSystem } from './ceph/system.js';
+import { deviceMapperAvailable } from '../lab/ceph.js';
 
 const HOSTS = 4;
 const DISKS = 2;
 /** The first three hosts make the cluster; the fourth is added and removed. */
 const DEPLOYED = 3;
+/** Encrypted OSDs need device-mapper in the machine's kernel, which the lab's hosts share. */
+const DM = deviceMapperAvailable();
+const NO_DM = 'skipped: this machine\'s kernel has no device-mapper (see test/lab/README.md), so no LUKS OSD can be made; the refusal test runs instead';
 
 describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () => {
   let sys: CephSystem;
@@ -23,13 +28,25 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
     await sys?.stop();
   }, 180_000);
 
-  it('deploys 3 hosts x 2 disks: monitors in quorum, every OSD up and in, healthy', async () => {
+  it.skipIf(DM)('refuses dmcrypt at the pre-flight on hosts without device-mapper, before changing anything', async () => {
+    await dmcryptRefusedAtPreflight(
+      sys,
+      sys.servers.slice(0, DEPLOYED).map((s) => s.id as string),
+    );
+  });
+
+  it(`deploys 3 hosts x 2 disks${DM ? ' with dmcrypt' : ''}: monitors in quorum, every OSD up and in, healthy`, async () => {
     deployed = await deployAndCheck(
       sys,
       sys.servers.slice(0, DEPLOYED).map((s) => s.id as string),
       DISKS,
+      DM ? [{ id: 'dmcrypt', value: true }] : [],
     );
     expect(deployed.monIds.length).toBe(3);
+  });
+
+  it.runIf(DM)(`encrypts the OSDs: every OSD data volume is LUKS${DM ? '' : ` (${NO_DM})`}`, async () => {
+    await expectEncryptedOsds(sys, deployed.serverIds, DISKS);
   });
 
   it('runs the same configuration again: changed=0 on every host, still healthy', async () => {
