@@ -17,7 +17,7 @@ import {
   roleMemberIds,
   sortServers,
 } from './common.js';
-import { normalizeResolvedHints } from './hints.js';
+import { integerHint, normalizeResolvedHints } from './hints.js';
 import { PlaybookInputError, type PluginCluster, type PlaybookPlugin, type PluginServer } from './plugin.js';
 
 const descriptor = requireDescriptor('remove_osd');
@@ -43,9 +43,13 @@ function assertOsdHosts(cluster: PluginCluster, servers: readonly PluginServer[]
  *   host is allowed: the cluster keeps its monitors and holds no data any more (Ceph itself
  *   refuses to destroy OSDs whose data would be lost, so the run fails rather than lose data
  *   when the pools still need them).
+ * - Hints: `safe_to_destroy_timeout` (integer seconds, 0 to 86,400, default 600).
  * - Configuration (needs `clusterServers`): groups `osds` = the servers to remove, `mons` =
  *   the usable monitors (with their host vars, so that Ansible can delegate to one); global
- *   vars `fsid`, `cluster`, `carapace_cluster_name`. No facts needed.
+ *   vars `fsid`, `cluster`, `carapace_cluster_name`, and `safe_to_destroy_timeout` (the hint,
+ *   seconds, default 600: how long the playbook waits after marking the OSDs out for
+ *   `ceph osd safe-to-destroy` to agree before it marks them in again and fails). No facts
+ *   needed: the playbook finds the OSDs on the hosts and in the cluster's CRUSH map.
  * - After success: the servers of the inventory's `osds` group leave `osds` (a role left
  *   with no member is dropped); those of them that are in no role any more leave the
  *   cluster; a monitor that was also an OSD host stays.
@@ -63,14 +67,15 @@ export const removeOsdPlugin: PlaybookPlugin = {
   },
 
   buildConfiguration(cluster, servers, hints, clusterServers) {
-    normalizeResolvedHints(descriptor, hints);
+    const resolved = normalizeResolvedHints(descriptor, hints);
+    const safeToDestroyTimeout = integerHint(resolved, 'safe_to_destroy_timeout');
     const others = requireClusterServers(descriptor.id, clusterServers);
     assertServerListGiven(descriptor.id, servers);
     assertNoDuplicateServers(servers);
     assertOsdHosts(cluster, servers);
     const mons = usableMonitors(cluster, others);
     return {
-      global_vars: cephBaseGlobalVars(cluster),
+      global_vars: { ...cephBaseGlobalVars(cluster), safe_to_destroy_timeout: safeToDestroyTimeout },
       inventory: buildInventory([
         ['mons', mons],
         ['osds', sortServers(servers)],

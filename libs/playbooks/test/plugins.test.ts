@@ -785,7 +785,7 @@ describe('remove_osd', () => {
     const { servers, configuration } = create(removeOsdPlugin, cluster, [inCluster(S4), inCluster(S3)], clusterServers);
     expect(servers.map((s) => s.id)).toEqual([ID3, ID4]);
     expect(configuration).toEqual({
-      global_vars: { fsid: CLUSTER_ID, cluster: 'ceph', carapace_cluster_name: 'prod' },
+      global_vars: { fsid: CLUSTER_ID, cluster: 'ceph', carapace_cluster_name: 'prod', safe_to_destroy_timeout: 600 },
       inventory: {
         mons: { hosts: ['10.0.0.11', '10.0.0.12', '10.0.0.13'] },
         osds: { hosts: ['10.0.0.13', '10.0.1.21'] },
@@ -864,7 +864,15 @@ describe('remove_osd', () => {
     expect(() => removeOsdPlugin.buildConfiguration(cluster, [S4], {})).toThrow(/cluster's servers/);
   });
 
-  it('has no hints', () => {
+  it('passes the safe_to_destroy_timeout hint (seconds) to the playbook; no other hint', () => {
+    const { configuration } = create(removeOsdPlugin, cluster, [S4], clusterServers, [{ id: 'safe_to_destroy_timeout', value: 30 }]);
+    expect(configuration.global_vars.safe_to_destroy_timeout).toBe(30);
+    expect(create(removeOsdPlugin, cluster, [S4], clusterServers, [{ id: 'safe_to_destroy_timeout', value: 0 }]).configuration.global_vars.safe_to_destroy_timeout).toBe(0);
+    for (const value of [-1, 86_401, 1.5, '30', null]) {
+      expect(inputError(() => create(removeOsdPlugin, cluster, [S4], clusterServers, [{ id: 'safe_to_destroy_timeout', value }])).errorName).toBe(
+        'InvalidHintError',
+      );
+    }
     expect(inputError(() => create(removeOsdPlugin, cluster, [S4], clusterServers, [{ id: 'dmcrypt', value: true }])).errorName).toBe(
       'UnknownHintError',
     );
