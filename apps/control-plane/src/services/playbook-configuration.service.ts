@@ -89,8 +89,10 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
     return asApiError(() => {
       const hints = resolveHints(plugin.descriptor, body.hints ?? []);
       const pc = pluginCluster(cluster);
-      const selected = plugin.selectServers(pc, found.map(pluginServer), clusterServers.map(pluginServer));
-      const configuration = plugin.buildConfiguration(pc, selected, hints);
+      const members = clusterServers.map(pluginServer);
+      const selected = plugin.selectServers(pc, found.map(pluginServer), members);
+      // add_osd and remove_osd need the cluster's servers (its monitors) to build the inventory
+      const configuration = plugin.buildConfiguration(pc, selected, hints, members);
       return {
         name: body.name,
         playbook_id: playbookId,
