@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/deploy.checks.js';
 import { dmcryptRefusedAtPreflight, expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
+import { addOsdAndCheck, addOsdDmcryptRefusedAtPreflight, removeOsdAndCheck, removeOsdRefusedWhenDataWouldBeLost } from './ceph/osd.checks.js';
 import { CephSystem } from './ceph/system.js';
 import { deviceMapperAvailable } from '../lab/ceph.js';
 
@@ -51,5 +52,24 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
 
   it('runs the same configuration again: changed=0 on every host, still healthy', async () => {
     await redeployUnchanged(sys, deployed, DISKS);
+  });
+
+  /** The fourth host: added, then removed. */
+  const fourth = (): string => sys.servers[DEPLOYED]?.id as string;
+
+  it.skipIf(DM)('refuses add_osd with dmcrypt at the pre-flight on a host without device-mapper', async () => {
+    await addOsdDmcryptRefusedAtPreflight(sys, deployed, [fourth()]);
+  });
+
+  it('adds a fourth host: its OSDs join up and in; a second run changes nothing', async () => {
+    await addOsdAndCheck(sys, deployed, [fourth()], DISKS);
+  });
+
+  it('refuses to remove OSDs whose data exists nowhere else, and leaves them in place', async () => {
+    await removeOsdRefusedWhenDataWouldBeLost(sys, deployed, fourth());
+  });
+
+  it('removes the fourth host: OSDs gone, devices wiped, no object lost, healthy; a second run changes nothing', async () => {
+    await removeOsdAndCheck(sys, deployed, [fourth()]);
   });
 });
