@@ -92,6 +92,7 @@ describe('information, login and logout', () => {
     const playbooks = await h.request('GET', '/v1/playbook/', { token });
     expect(playbooks.json.items.map((p: { id: string }) => p.id).sort()).toEqual([
       'add_osd',
+      'cinder_integration',
       'cluster_deploy',
       'hello_world',
       'purge_cluster',

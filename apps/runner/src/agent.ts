@@ -30,6 +30,11 @@ export interface RunStep {
 export interface RunOutcome {
   outcome: 'completed' | 'failed' | 'canceled';
   reason: string | null;
+  /**
+   * The files a completed run hands back (name and text), sent as `RunArtifact` events
+   * before the result; ignored unless the outcome is `completed`.
+   */
+  artifacts?: readonly { readonly name: string; readonly content: string }[];
 }
 
 /** A run under way. */
@@ -443,6 +448,13 @@ export class RunnerAgent {
     if (!this.running.has(id)) return;
     this.flushLog(id, r);
     this.running.delete(id);
+    // Before the result, in the same sequence: acknowledged and resent like every event, and
+    // stored by the control plane by the time the result makes it apply them.
+    if (outcome.outcome === 'completed') {
+      for (const artifact of outcome.artifacts ?? []) {
+        this.emit(id, (seq) => ({ artifact: { execution_id: id, seq, name: artifact.name, content: artifact.content } }));
+      }
+    }
     this.emit(id, (seq) => ({ result: { execution_id: id, seq, outcome: outcome.outcome, reason: outcome.reason ?? '' } }));
     r.resolveDone();
     this.log.info({ executionId: id, outcome: outcome.outcome, reason: outcome.reason }, 'execution ended');

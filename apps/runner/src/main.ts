@@ -73,7 +73,7 @@ export function realPorts(config: RunnerConfig): AgentPorts {
         { graceMs: { interrupt: config.cancelGraceMs, terminate: config.cancelGraceMs } },
       );
       return {
-        result: handle.result.then((r) => ({ outcome: r.outcome, reason: r.reason })),
+        result: handle.result.then((r) => ({ outcome: r.outcome, reason: r.reason, artifacts: r.artifacts })),
         cancel: (reason) => handle.cancel(reason),
         pid: handle.pid,
       };

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import type { RunnerMessage } from '@carapace/protocol';
 
 /** A numbered event of an execution, as it goes on the wire. */
-export type OutboxEvent = Required<Pick<RunnerMessage, 'step'>> | Required<Pick<RunnerMessage, 'log'>> | Required<Pick<RunnerMessage, 'result'>>;
+export type OutboxEvent =
+  | Required<Pick<RunnerMessage, 'step'>>
+  | Required<Pick<RunnerMessage, 'log'>>
+  | Required<Pick<RunnerMessage, 'artifact'>>
+  | Required<Pick<RunnerMessage, 'result'>>;
 
 interface Stored {
   seq: number;
@@ -22,6 +26,7 @@ interface Lane {
 
 function sizeOf(message: OutboxEvent): number {
   if ('log' in message) return message.log?.text?.length ?? 0;
+  if ('artifact' in message) return message.artifact?.content?.length ?? 0;
   return 256;
 }
 

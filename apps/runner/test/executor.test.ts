@@ -286,7 +286,7 @@ describe('ansibleContentDir', () => {
     expect(() => ansibleContentDir('no_such_playbook')).toThrow('unknown playbook id "no_such_playbook"');
     expect(() => ansibleContentDir('../hello_world')).toThrow('unknown playbook id');
     // a known playbook whose Ansible content is not written yet
-    const missing = ['add_osd', 'cluster_deploy', 'purge_cluster', 'remove_osd'].find((id) => {
+    const missing = ['add_osd', 'cinder_integration', 'cluster_deploy', 'purge_cluster', 'remove_osd'].find((id) => {
       try {
         ansibleContentDir(id);
         return false;

@@ -17,7 +17,7 @@ afterEach(() => {
 
 const log = (id: string, text: string) => (seq: number): OutboxEvent => ({ log: { execution_id: id, seq, offset: 0, text } });
 const result = (id: string) => (seq: number): OutboxEvent => ({ result: { execution_id: id, seq, outcome: 'completed', reason: '' } });
-const seqs = (events: Iterable<OutboxEvent>) => [...events].map((e) => ('log' in e ? e.log?.seq : 'result' in e ? e.result?.seq : e.step?.seq));
+const seqs = (events: Iterable<OutboxEvent>) => [...events].map((e) => ('log' in e ? e.log?.seq : 'result' in e ? e.result?.seq : 'step' in e ? e.step?.seq : e.artifact?.seq));
 
 describe('the outbox of unacknowledged events', () => {
   it('numbers events per execution from 1 and resends only what is not acknowledged, in order', () => {

@@ -23,6 +23,14 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     hints: [dmcrypt],
   },
   {
+    id: 'cinder_integration',
+    name: 'OpenStack integration (Cinder, Glance, Nova)',
+    description:
+      'Creates the RBD pools volumes, images, vms and backups and the keys client.cinder, client.glance and client.cinder-backup that OpenStack uses, and stores ceph.conf and the keyrings with the cluster (GET /v1/cinder_integration/{cluster_id}/).',
+    required_server_list: false,
+    hints: [],
+  },
+  {
     id: 'cluster_deploy',
     name: 'Deploy Ceph cluster',
     description: 'Deploys a new Ceph cluster: monitors, managers and OSDs on the given servers.',

@@ -44,6 +44,15 @@ export interface PlaybookConfiguration {
   readonly inventory: Record<string, unknown>;
 }
 
+/**
+ * A file a run handed back to the control plane (the runner's artifacts directory, see
+ * `RunArtifact` of the runner protocol): a plain file name and its text.
+ */
+export interface RunArtifact {
+  readonly name: string;
+  readonly content: string;
+}
+
 /** What a successful run changes in the cluster model and in its servers. */
 export interface ClusterEffect {
   /** The new `configuration` of the cluster. */
@@ -54,6 +63,11 @@ export interface ClusterEffect {
   readonly leave: readonly string[];
   /** Whether the cluster is deleted (purge). */
   readonly deleteCluster: boolean;
+  /**
+   * The cluster's client files (`GET /v1/cinder_integration/{id}/`), when the run produced
+   * them: they replace every file the cluster had. Absent: the files stay as they are.
+   */
+  readonly files?: readonly RunArtifact[];
 }
 
 /**
@@ -93,6 +107,14 @@ export interface PlaybookPlugin {
     hints: ResolvedHints,
     clusterServers?: readonly PluginServer[],
   ): PlaybookConfiguration;
-  /** What a successful run of this configuration changes. */
-  onSuccess(cluster: PluginCluster, servers: readonly PluginServer[], configuration: PlaybookConfiguration): ClusterEffect;
+  /**
+   * What a successful run of this configuration changes. `artifacts` are the files the run
+   * handed back (`[]` when none; only `cinder_integration` makes some).
+   */
+  onSuccess(
+    cluster: PluginCluster,
+    servers: readonly PluginServer[],
+    configuration: PlaybookConfiguration,
+    artifacts?: readonly RunArtifact[],
+  ): ClusterEffect;
 }

@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import { addOsdPlugin } from './add-osd.plugin.js';
+import { cinderIntegrationPlugin } from './cinder-integration.plugin.js';
 import { clusterDeployPlugin } from './cluster-deploy.plugin.js';
 import { helloWorldPlugin } from './hello-world.plugin.js';
 import type { PlaybookPlugin } from './plugin.js';
@@ -12,7 +13,7 @@ import { removeOsdPlugin } from './remove-osd.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addOsdPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin]
+  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );

@@ -12,12 +12,23 @@ export type { Hello__Output as Hello } from './generated/carapace/runner/v1/Hell
 export type { StepEvent__Output as StepEvent } from './generated/carapace/runner/v1/StepEvent.js';
 export type { LogChunk__Output as LogChunk } from './generated/carapace/runner/v1/LogChunk.js';
 export type { RunResult__Output as RunResult } from './generated/carapace/runner/v1/RunResult.js';
+export type { RunArtifact__Output as RunArtifact } from './generated/carapace/runner/v1/RunArtifact.js';
 export type { GatherFacts__Output as GatherFacts } from './generated/carapace/runner/v1/GatherFacts.js';
 export type { FactsResult__Output as FactsResult } from './generated/carapace/runner/v1/FactsResult.js';
 export type { Welcome__Output as Welcome } from './generated/carapace/runner/v1/Welcome.js';
 
 /** The protocol version of proto/runner/v1/runner.proto that this package speaks. */
 export const PROTOCOL_VERSION = 1;
+
+/**
+ * Bounds of the files a run hands back (`RunArtifact`), which the runner and the control
+ * plane both enforce: how many per execution, how long each (UTF-8 bytes), and their names.
+ */
+export const ARTIFACT_LIMITS = {
+  maxFiles: 32,
+  maxBytes: 64 * 1024,
+  name: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+} as const;
 
 /** Absolute path of the runner protocol's .proto file. */
 export const PROTO_PATH = fileURLToPath(new URL('../../../proto/runner/v1/runner.proto', import.meta.url));

@@ -3,7 +3,7 @@ import { and, asc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
 import { budgetError, parseFilter, parseSort, type ModelFields } from './list-query.js';
-import { executionLogChunks, executionSteps } from './schema/index.js';
+import { executionArtifacts, executionLogChunks, executionSteps } from './schema/index.js';
 import { DEFAULT_LIMITS, type ListCursor, type ListRequest, type Page, type Stored } from './versioned.repository.js';
 
 const STEP_FIELDS: ModelFields = {
@@ -172,6 +172,45 @@ export class ExecutionEventsRepository {
       timeStarted: row.time_started,
       timeFinished: row.time_finished,
     };
+  }
+
+  /**
+   * Stores a file a run handed back, once per `(execution, name)` (a resent one is the
+   * same); true when it was new.
+   */
+  addArtifact(executionId: string, seq: number, name: string, content: string): boolean {
+    return this.db.insert(executionArtifacts).values({ executionId, name, seq, content }).onConflictDoNothing().run().changes === 1;
+  }
+
+  /** Whether the execution has a file of that name already. */
+  hasArtifact(executionId: string, name: string): boolean {
+    return (
+      this.db
+        .select({ name: executionArtifacts.name })
+        .from(executionArtifacts)
+        .where(and(eq(executionArtifacts.executionId, executionId), eq(executionArtifacts.name, name)))
+        .get() !== undefined
+    );
+  }
+
+  /** How many files the execution has. */
+  countArtifacts(executionId: string): number {
+    return this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_artifacts WHERE execution_id = ${executionId}`).n;
+  }
+
+  /** The files of an execution, by name. */
+  listArtifacts(executionId: string): { name: string; content: string }[] {
+    return this.db
+      .select({ name: executionArtifacts.name, content: executionArtifacts.content })
+      .from(executionArtifacts)
+      .where(eq(executionArtifacts.executionId, executionId))
+      .orderBy(asc(executionArtifacts.name))
+      .all();
+  }
+
+  /** Forgets the files of an execution (at its end). */
+  removeArtifacts(executionId: string): void {
+    this.db.delete(executionArtifacts).where(eq(executionArtifacts.executionId, executionId)).run();
   }
 
   /** Stores a log chunk once per `(execution, offset)`; true when it was new. */

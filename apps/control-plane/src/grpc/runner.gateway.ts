@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import {
+  ARTIFACT_LIMITS,
   grpc,
   PROTOCOL_VERSION,
   type ControlMessage,
   type FactsResult,
   type Hello,
   type LogChunk,
+  type RunArtifact,
   type RunnerMessage__Output,
   type RunResult,
   type StepEvent,
@@ -209,6 +211,9 @@ export class RunnerGateway {
       case 'log':
         if (message.log) this.logChunk(name, message.log);
         return;
+      case 'artifact':
+        if (message.artifact) this.artifact(name, message.artifact);
+        return;
       case 'result':
         if (message.result) this.result(name, message.result);
         return;
@@ -265,6 +270,21 @@ export class RunnerGateway {
     if (chunk.text.length > MAX_TEXT) throw new ProtocolError('a log chunk may hold at most 4 MiB');
     if (this.known(name, chunk.execution_id) && chunk.text.length > 0) this.engine.appendLog(chunk.execution_id, chunk.offset, chunk.text);
     this.ack(name, chunk.execution_id, chunk.seq);
+  }
+
+  // A file of the run, stored (never logged) until the result says whether it is used.
+  private artifact(name: string, artifact: RunArtifact): void {
+    this.checkEvent(artifact.execution_id, artifact.seq);
+    if (!ARTIFACT_LIMITS.name.test(artifact.name)) throw new ProtocolError('an artifact name must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+    if (Buffer.byteLength(artifact.content, 'utf8') > ARTIFACT_LIMITS.maxBytes) {
+      throw new ProtocolError(`an artifact may hold at most ${ARTIFACT_LIMITS.maxBytes} bytes`);
+    }
+    if (this.known(name, artifact.execution_id)) {
+      const stored = this.engine.recordArtifact(artifact.execution_id, artifact.seq, artifact.name, artifact.content, ARTIFACT_LIMITS.maxFiles);
+      if (stored === 'too_many') throw new ProtocolError(`an execution may hand back at most ${ARTIFACT_LIMITS.maxFiles} files`);
+      if (stored === 'late') this.log.warn({ runner: name, executionId: artifact.execution_id, artifact: artifact.name }, 'dropped a file of an execution that is over');
+    }
+    this.ack(name, artifact.execution_id, artifact.seq);
   }
 
   private result(name: string, result: RunResult): void {

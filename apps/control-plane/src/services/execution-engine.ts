@@ -128,6 +128,22 @@ export class ExecutionEngine {
   }
 
   /**
+   * Stores a file a run handed back (`RunArtifact`), once per name, until the execution
+   * ends. `late`: the execution is over (or unknown), nothing is stored; `too_many`: it has
+   * `maxFiles` files already.
+   */
+  recordArtifact(executionId: string, seq: number, name: string, content: string, maxFiles: number): 'stored' | 'duplicate' | 'late' | 'too_many' {
+    return this.executions.transaction(() => {
+      const latest = this.executions.get(executionId);
+      if (!latest || isFinal(latest.data.state as ExecutionState)) return 'late';
+      if (this.eventsRepo.hasArtifact(executionId, name)) return 'duplicate';
+      if (this.eventsRepo.countArtifacts(executionId) >= maxFiles) return 'too_many';
+      this.eventsRepo.addArtifact(executionId, seq, name, content);
+      return 'stored';
+    });
+  }
+
+  /**
    * Ends a run. On success the playbook's effects are applied to the cluster and its
    * servers in the same transaction as the state change; locks are released either way.
    * A report for an execution that is already over is ignored (returns null).
@@ -140,6 +156,8 @@ export class ExecutionEngine {
       const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' ? 'canceled' : 'failed';
       const done = this.append(latest, to, { time_finished: nowS, reason }, null);
       if (to === 'completed') this.applyEffects(done, nowS);
+      // the run's files served their purpose (or the run did not complete): none stays
+      this.eventsRepo.removeArtifacts(executionId);
       this.locks.release(executionId);
       return done;
     });
@@ -162,7 +180,10 @@ export class ExecutionEngine {
       const latest = this.executions.get(executionId);
       if (!latest || !from.includes(latest.data.state as ExecutionState)) return null;
       const next = this.append(latest, to, { ...patch, ...(isFinal(to) ? { time_finished: Math.floor(this.clock.nowMs() / 1000) } : {}) }, initiatorId);
-      if (isFinal(to)) this.locks.release(executionId);
+      if (isFinal(to)) {
+        this.eventsRepo.removeArtifacts(executionId);
+        this.locks.release(executionId);
+      }
       return next;
     });
   }
@@ -233,7 +254,12 @@ export class ExecutionEngine {
     const config = this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
     if (!plugin || !cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
     const servers = this.servers.liveMany(execution.data.server_ids).found;
-    const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration);
+    const artifacts = this.eventsRepo.listArtifacts(execution.id);
+    const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration, artifacts);
+    if (effect.files) {
+      this.files.removeAll(cluster.id);
+      for (const file of effect.files) this.files.put(cluster.id, file.name, file.content, nowS);
+    }
     for (const id of effect.join) this.servers.setCluster(id, cluster.id, nowS);
     for (const id of effect.leave) this.servers.setCluster(id, null, nowS);
     const latest = this.clusterRepo.get(cluster.id);

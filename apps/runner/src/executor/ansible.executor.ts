@@ -7,6 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ansibleContentDir, PLAYBOOK_ENTRY_POINT, SHARED_ROLES_DIR } from '@carapace/playbooks';
+import { collectArtifacts } from './artifacts.js';
 import { parseEventLine, summarizeStats, type StatsEvent } from './events.schema.js';
 import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink } from './executor.types.js';
 import { LineSplitter } from './line-splitter.js';
@@ -157,7 +158,14 @@ class AnsibleRun implements RunHandle {
         return this.finish('failed', null, null, `cannot prepare the run: ${errorMessage(err)}`);
       }
       if (this.cancelReason !== null) return this.finish('canceled', null, null, this.cancelReason);
-      return await this.execute(workDir, playbook);
+      const result = await this.execute(workDir, playbook);
+      if (result.outcome !== 'completed') return result;
+      const collected = await collectArtifacts(workDir.artifactsDir);
+      if ('problem' in collected) {
+        this.note(`the files the run left for the control plane are refused: ${collected.problem}`);
+        return { ...result, outcome: 'failed', reason: `the files the run left for the control plane are refused: ${collected.problem}` };
+      }
+      return collected.artifacts.length > 0 ? { ...result, artifacts: collected.artifacts } : result;
     } catch (err) {
       // a bug here must neither leave processes behind nor reject the result
       const pgid = this.child?.pid;
@@ -175,7 +183,8 @@ class AnsibleRun implements RunHandle {
 
   private async execute(workDir: WorkDir, playbook: string): Promise<RunResult> {
     const executable = this.spec.ansiblePlaybookPath ?? 'ansible-playbook';
-    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '--private-key', this.spec.privateKeyPath, playbook];
+    // runner-vars.json after vars.json: the runner's own variables win over the configuration's
+    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', '--private-key', this.spec.privateKeyPath, playbook];
     let child: ChildProcess;
     try {
       child = spawn(executable, args, {

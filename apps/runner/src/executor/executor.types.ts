@@ -1,3 +1,4 @@
+import type { RunArtifact } from './artifacts.js';
 import type { StepEvent } from './events.schema.js';
 
 /** What to run: one execution of a playbook configuration. */
@@ -55,6 +56,12 @@ export interface RunResult {
   readonly signal: string | null;
   /** Why it failed or was canceled; null when completed. */
   readonly reason: string | null;
+  /**
+   * The files the run left in its artifacts directory (`carapace_artifacts_dir`), sorted by
+   * name: present only when it completed and left some. Files beyond the bounds of
+   * `collectArtifacts` fail the run instead.
+   */
+  readonly artifacts?: readonly RunArtifact[];
 }
 
 /** A run under way. */

@@ -58,6 +58,7 @@ export const REFUSED_VARIABLES: Readonly<Record<string, string>> = {
   groups: MAGIC,
   hostvars: MAGIC,
   ansible_delegated_vars: MAGIC,
+  carapace_artifacts_dir: 'the runner sets it itself: the directory on the runner where a run may put files for the control plane',
 };
 
 const SSH_CONNECTIONS: ReadonlySet<string> = new Set(['ssh', 'ansible.builtin.ssh']);

@@ -17,6 +17,16 @@ export interface WorkDir {
   readonly inventoryScript: string;
   /** `global_vars`, passed as `-e @vars.json`, every string marked unsafe (`unsafeVars`). */
   readonly varsJson: string;
+  /**
+   * The runner's own extra vars, passed after `vars.json` (`-e @runner-vars.json`) so that
+   * they win over the configuration's: `carapace_artifacts_dir`.
+   */
+  readonly runnerVarsJson: string;
+  /**
+   * Where the playbook may put files for the control plane (`carapace_artifacts_dir`, e.g.
+   * with `ansible.builtin.fetch`); read after a successful run (`collectArtifacts`).
+   */
+  readonly artifactsDir: string;
   readonly ansibleCfg: string;
   readonly knownHosts: string;
   /**
@@ -63,6 +73,9 @@ export interface WorkDirInput {
   readonly policy?: VariablePolicy;
 }
 
+/** The extra var naming the run's artifacts directory, set by the runner only. */
+export const ARTIFACTS_DIR_VARIABLE = 'carapace_artifacts_dir';
+
 // Execution ids are UUIDs; anything that could leave workRoot is refused.
 const EXECUTION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -100,6 +113,8 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
       inventoryJson: join(dir, 'inventory.json'),
       inventoryScript: join(dir, 'inventory.sh'),
       varsJson: join(dir, 'vars.json'),
+      runnerVarsJson: join(dir, 'runner-vars.json'),
+      artifactsDir: join(dir, 'artifacts'),
       ansibleCfg: join(dir, 'ansible.cfg'),
       knownHosts: join(dir, 'known_hosts'),
       controlDir,
@@ -116,6 +131,8 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
     await writeFile(paths.inventoryJson, JSON.stringify(unsafeInventory(input.inventory), null, 2) + '\n', { mode: 0o600 });
     await writeFile(paths.inventoryScript, INVENTORY_SCRIPT, { mode: 0o700 });
     await writeFile(paths.varsJson, JSON.stringify(unsafeVars(input.globalVars), null, 2) + '\n', { mode: 0o600 });
+    await mkdir(paths.artifactsDir, { mode: 0o700 });
+    await writeFile(paths.runnerVarsJson, JSON.stringify(unsafeVars({ [ARTIFACTS_DIR_VARIABLE]: paths.artifactsDir }), null, 2) + '\n', { mode: 0o600 });
     await writeFile(paths.ansibleCfg, config, { mode: 0o600 });
     if (input.knownHostsFile !== undefined) {
       await copyFile(input.knownHostsFile, paths.knownHosts);

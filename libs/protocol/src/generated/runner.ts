@@ -12,6 +12,7 @@ import type { GatherFacts as _carapace_runner_v1_GatherFacts, GatherFacts__Outpu
 import type { Heartbeat as _carapace_runner_v1_Heartbeat, Heartbeat__Output as _carapace_runner_v1_Heartbeat__Output } from './carapace/runner/v1/Heartbeat.js';
 import type { Hello as _carapace_runner_v1_Hello, Hello__Output as _carapace_runner_v1_Hello__Output } from './carapace/runner/v1/Hello.js';
 import type { LogChunk as _carapace_runner_v1_LogChunk, LogChunk__Output as _carapace_runner_v1_LogChunk__Output } from './carapace/runner/v1/LogChunk.js';
+import type { RunArtifact as _carapace_runner_v1_RunArtifact, RunArtifact__Output as _carapace_runner_v1_RunArtifact__Output } from './carapace/runner/v1/RunArtifact.js';
 import type { RunResult as _carapace_runner_v1_RunResult, RunResult__Output as _carapace_runner_v1_RunResult__Output } from './carapace/runner/v1/RunResult.js';
 import type { RunnerMessage as _carapace_runner_v1_RunnerMessage, RunnerMessage__Output as _carapace_runner_v1_RunnerMessage__Output } from './carapace/runner/v1/RunnerMessage.js';
 import type { RunnerServiceClient as _carapace_runner_v1_RunnerServiceClient, RunnerServiceDefinition as _carapace_runner_v1_RunnerServiceDefinition } from './carapace/runner/v1/RunnerService.js';
@@ -37,6 +38,7 @@ export interface ProtoGrpcType {
         Heartbeat: MessageTypeDefinition<_carapace_runner_v1_Heartbeat, _carapace_runner_v1_Heartbeat__Output>
         Hello: MessageTypeDefinition<_carapace_runner_v1_Hello, _carapace_runner_v1_Hello__Output>
         LogChunk: MessageTypeDefinition<_carapace_runner_v1_LogChunk, _carapace_runner_v1_LogChunk__Output>
+        RunArtifact: MessageTypeDefinition<_carapace_runner_v1_RunArtifact, _carapace_runner_v1_RunArtifact__Output>
         RunResult: MessageTypeDefinition<_carapace_runner_v1_RunResult, _carapace_runner_v1_RunResult__Output>
         RunnerMessage: MessageTypeDefinition<_carapace_runner_v1_RunnerMessage, _carapace_runner_v1_RunnerMessage__Output>
         RunnerService: SubtypeConstructor<typeof grpc.Client, _carapace_runner_v1_RunnerServiceClient> & { service: _carapace_runner_v1_RunnerServiceDefinition }

@@ -36,3 +36,20 @@ export const executionLogChunks = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.executionId, t.offset] })],
 );
+
+/**
+ * Files a run handed back (`RunArtifact` of the runner protocol), kept from their arrival
+ * until the execution ends: a completed run gives them to its playbook's effects (e.g. the
+ * cluster's files), then they are removed whatever the outcome. Never served by the API.
+ * A file sent twice is stored once (by name).
+ */
+export const executionArtifacts = sqliteTable(
+  'execution_artifacts',
+  {
+    executionId: text('execution_id').notNull(),
+    name: text('name').notNull(),
+    seq: integer('seq').notNull(),
+    content: text('content').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.executionId, t.name] })],
+);

@@ -8,7 +8,7 @@ export { clusters } from './clusters.js';
 export { servers } from './servers.js';
 export { playbookConfigurations } from './playbook-configurations.js';
 export { executions } from './executions.js';
-export { executionSteps, executionLogChunks } from './execution-events.js';
+export { executionSteps, executionLogChunks, executionArtifacts } from './execution-events.js';
 export { serverLocks } from './server-locks.js';
 export { clusterFiles } from './cluster-files.js';
 export { runners } from './runners.js';

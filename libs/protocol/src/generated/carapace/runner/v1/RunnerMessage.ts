@@ -7,6 +7,7 @@ import type { LogChunk as _carapace_runner_v1_LogChunk, LogChunk__Output as _car
 import type { RunResult as _carapace_runner_v1_RunResult, RunResult__Output as _carapace_runner_v1_RunResult__Output } from '../../../carapace/runner/v1/RunResult.js';
 import type { Draining as _carapace_runner_v1_Draining, Draining__Output as _carapace_runner_v1_Draining__Output } from '../../../carapace/runner/v1/Draining.js';
 import type { FactsResult as _carapace_runner_v1_FactsResult, FactsResult__Output as _carapace_runner_v1_FactsResult__Output } from '../../../carapace/runner/v1/FactsResult.js';
+import type { RunArtifact as _carapace_runner_v1_RunArtifact, RunArtifact__Output as _carapace_runner_v1_RunArtifact__Output } from '../../../carapace/runner/v1/RunArtifact.js';
 
 export interface RunnerMessage {
   'hello'?: (_carapace_runner_v1_Hello | null);
@@ -16,7 +17,8 @@ export interface RunnerMessage {
   'result'?: (_carapace_runner_v1_RunResult | null);
   'draining'?: (_carapace_runner_v1_Draining | null);
   'facts'?: (_carapace_runner_v1_FactsResult | null);
-  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts";
+  'artifact'?: (_carapace_runner_v1_RunArtifact | null);
+  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact";
 }
 
 export interface RunnerMessage__Output {
@@ -27,5 +29,6 @@ export interface RunnerMessage__Output {
   'result'?: (_carapace_runner_v1_RunResult__Output | null);
   'draining'?: (_carapace_runner_v1_Draining__Output | null);
   'facts'?: (_carapace_runner_v1_FactsResult__Output | null);
-  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts";
+  'artifact'?: (_carapace_runner_v1_RunArtifact__Output | null);
+  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact";
 }
