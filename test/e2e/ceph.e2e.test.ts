@@ -4,6 +4,7 @@
 // purge_cluster run as executions, and each result is checked on the daemons themselves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/deploy.checks.js';
+import { cinderIntegrationAndCheck } from './ceph/cinder.checks.js';
 import { dmcryptRefusedAtPreflight, expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
 import { addOsdAndCheck, addOsdDmcryptRefusedAtPreflight, removeOsdAndCheck, removeOsdRefusedWhenDataWouldBeLost } from './ceph/osd.checks.js';
 import { CephSystem } from './ceph/system.js';
@@ -71,5 +72,9 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
 
   it('removes the fourth host: OSDs gone, devices wiped, no object lost, healthy; a second run changes nothing', async () => {
     await removeOsdAndCheck(sys, deployed, [fourth()]);
+  });
+
+  it('hands the cluster to OpenStack: pools and client keys, served files work as client.cinder from the removed host', async () => {
+    await cinderIntegrationAndCheck(sys, deployed, fourth());
   });
 });
