@@ -50,9 +50,13 @@ export async function cinderIntegrationAndCheck(sys: CephSystem, deployed: Deplo
 
   // The pools, as the admin sees them on a monitor.
   const mon = sys.host(deployed.monIds[0] as string);
-  const pools = (await sys.ceph<Json[]>(mon, 'osd pool ls detail')).filter((p) => OPENSTACK_POOLS.includes(p.pool_name));
+  const all = await sys.ceph<Json[]>(mon, 'osd pool ls detail');
+  const pools = all.filter((p) => OPENSTACK_POOLS.includes(p.pool_name));
   expect(pools.map((p) => p.pool_name).sort()).toEqual(OPENSTACK_POOLS);
-  const expectedSize = Math.min(3, deployed.osdIds.length);
+  // The cluster's default replica count: that of the pool the manager made at deploy time
+  // (the monitors' osd_pool_default_size), else one per OSD host up to 3.
+  const managerPool = all.find((p) => p.pool_name === 'device_health_metrics' || p.pool_name === '.mgr');
+  const expectedSize = managerPool?.size ?? Math.min(3, deployed.osdIds.length);
   for (const pool of pools) {
     expect(Object.keys(pool.application_metadata ?? {}), pool.pool_name).toEqual(['rbd']);
     expect(pool.size, pool.pool_name).toBe(expectedSize);

@@ -58,9 +58,9 @@ export class ScriptedRun {
     });
   }
 
-  /** The run ends. */
-  finish(outcome: RunOutcome['outcome'] = 'completed', reason: string | null = null): void {
-    this.settle?.({ outcome, reason });
+  /** The run ends (a completed one may hand files back). */
+  finish(outcome: RunOutcome['outcome'] = 'completed', reason: string | null = null, artifacts?: RunOutcome['artifacts']): void {
+    this.settle?.({ outcome, reason, ...(artifacts ? { artifacts } : {}) });
     this.settle = null;
   }
 }

@@ -1,0 +1,195 @@
+// Files a run hands back (RunArtifact) over a real gRPC stream: stored once when they arrive,
+// given to the playbook's effects when the run completes (cinder_integration: the cluster's
+// files, GET /v1/cinder_integration/), forgotten when it ends otherwise, never in the log.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACT_LIMITS, createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
+import { createLogger } from '../src/logger.js';
+import { startGrpcServer, type GrpcServer } from '../src/grpc/grpc.server.js';
+import { addServer } from './fixtures.js';
+import { Harness } from './harness.js';
+
+/** A runner spoken by hand: a raw stream to the real gRPC server. */
+class RawRunner {
+  readonly received: ControlMessage__Output[] = [];
+  status: grpc.StatusObject | null = null;
+  readonly call: grpc.ClientDuplexStream<RunnerMessage, ControlMessage__Output>;
+  private readonly client: ReturnType<typeof createRunnerClient>;
+
+  constructor(port: number, token: string) {
+    this.client = createRunnerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${token}`);
+    this.call = this.client.Connect(md);
+    this.call.on('data', (m: ControlMessage__Output) => this.received.push(m));
+    this.call.on('status', (s: grpc.StatusObject) => (this.status = s));
+    this.call.on('error', () => undefined);
+  }
+
+  send(message: RunnerMessage): void {
+    this.call.write(message);
+  }
+
+  hello(name: string, running: string[] = []): void {
+    this.send({ hello: { protocol_version: PROTOCOL_VERSION, name, version: 'test', labels: {}, slots: 4, running_execution_ids: running, ssh_public_key: '' } });
+  }
+
+  assigned(id: string): boolean {
+    return this.received.some((m) => m.body === 'assignment' && m.assignment?.execution_id === id);
+  }
+
+  ackOf(id: string): number {
+    return Math.max(0, ...this.received.filter((m) => m.body === 'ack' && m.ack?.execution_id === id).map((m) => m.ack?.seq ?? 0));
+  }
+
+  close(): void {
+    this.call.end();
+    this.client.close();
+  }
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in time`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const KEY = 'AQBRl0FmAAAAABAAm5FcwzNs3C3ey7Xo1ZgY2A==';
+const CONF = '# minimal ceph.conf\n[global]\n\tfsid = f\n\tmon_host = [v2:10.0.0.1:3300/0,v1:10.0.0.1:6789/0]\n';
+const keyring = (client: string, key = KEY) => `[client.${client}]\n\tkey = ${key}\n`;
+
+describe('files handed back by a run', () => {
+  let h: Harness;
+  let grpcServer: GrpcServer;
+  let root: string;
+  let clusterId: string;
+  let token: string;
+  const open: RawRunner[] = [];
+
+  beforeAll(async () => {
+    h = await Harness.start({ CARAPACE_GRPC_PORT: '0' });
+    root = await h.rootToken();
+    clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'openstack' } })).json.id;
+    grpcServer = await startGrpcServer(h.config, h.container, createLogger(h.config.logLevel));
+    token = (await h.request('POST', '/v1/runner/', { token: root, body: { name: 'files' } })).json.token;
+    // A deployed cluster: cluster_deploy of one server, completed by the runner.
+    const server = await addServer(h);
+    const deployed = await execute('cluster_deploy', [server.id]);
+    const r = runner();
+    await until('deploy assigned', () => r.assigned(deployed));
+    r.send({ result: { execution_id: deployed, seq: 1, outcome: 'completed', reason: '' } });
+    await until('deploy completed', async () => (await state(deployed)) === 'completed');
+    r.close();
+  });
+  afterEach(() => {
+    for (const r of open.splice(0)) r.close();
+  });
+  afterAll(async () => {
+    await grpcServer.close();
+    await h.stop();
+  });
+
+  function runner(running: string[] = []): RawRunner {
+    const r = new RawRunner(grpcServer.port, token);
+    r.hello('files', running);
+    open.push(r);
+    return r;
+  }
+
+  async function execute(playbookId: string, serverIds: string[]): Promise<string> {
+    const config = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: playbookId, cluster_id: clusterId, playbook_id: playbookId, server_ids: serverIds },
+    });
+    expect(config.status, config.body).toBe(200);
+    const created = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } });
+    expect(created.status, created.body).toBe(200);
+    return created.json.id;
+  }
+
+  async function state(id: string): Promise<string> {
+    return (await h.request('GET', `/v1/execution/${id}/`, { token: root })).json.data.state;
+  }
+
+  const cinderFiles = () => h.request('GET', `/v1/cinder_integration/${clusterId}/?root=/etc/ceph`, { token: root });
+  const storedArtifacts = () => (h.db.$client.prepare('SELECT count(*) AS n FROM execution_artifacts').get() as { n: number }).n;
+
+  it('stores the files of a completed cinder_integration run as the cluster files, once, and keeps them out of the log', async () => {
+    expect((await cinderFiles()).status).toBe(404);
+    const id = await execute('cinder_integration', []);
+    const r = runner();
+    await until('assigned', () => r.assigned(id));
+    const files = [
+      { name: 'ceph.client.cinder.keyring', content: keyring('cinder') },
+      { name: 'ceph.client.glance.keyring', content: keyring('glance', KEY.replace('AQ', 'AR')) },
+      { name: 'ceph.conf', content: CONF },
+    ];
+    r.send({ log: { execution_id: id, seq: 1, offset: 0, text: 'TASK [openstack_clients : Read the keys]\nok: [10.0.0.10] => (item=None)\n' } });
+    files.forEach((f, i) => r.send({ artifact: { execution_id: id, seq: i + 2, ...f } }));
+    // resent after a blip: stored once
+    r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder') } });
+    await until('artifacts acknowledged', () => r.ackOf(id) >= 4);
+    expect(storedArtifacts()).toBe(3);
+    // not the cluster's before the run completed
+    expect((await cinderFiles()).status).toBe(404);
+    r.send({ result: { execution_id: id, seq: 5, outcome: 'completed', reason: '' } });
+    await until('completed', async () => (await state(id)) === 'completed');
+    const served = await cinderFiles();
+    expect(served.status, served.body).toBe(200);
+    expect(served.json).toEqual({
+      '/etc/ceph/ceph.client.cinder.keyring': keyring('cinder'),
+      '/etc/ceph/ceph.client.glance.keyring': keyring('glance', KEY.replace('AQ', 'AR')),
+      '/etc/ceph/ceph.conf': CONF,
+    });
+    expect(storedArtifacts()).toBe(0);
+    for (const path of [`/v1/execution/${id}/log/`, `/v1/execution/${id}/steps/`, `/v1/execution/${id}/`, `/v1/execution/${id}/version/`]) {
+      expect((await h.request('GET', path, { token: root })).body).not.toContain(KEY);
+    }
+  });
+
+  it('a run that fails or is canceled changes no file, and its files are forgotten', async () => {
+    const before = (await cinderFiles()).json;
+    for (const outcome of ['failed', 'canceled'] as const) {
+      const id = await execute('cinder_integration', []);
+      const r = runner();
+      await until('assigned', () => r.assigned(id));
+      r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: '[global]\n\tfsid = other\n' } });
+      await until('acknowledged', () => r.ackOf(id) >= 1);
+      expect(storedArtifacts()).toBe(1);
+      if (outcome === 'canceled') expect((await h.request('DELETE', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('canceling');
+      r.send({ result: { execution_id: id, seq: 2, outcome, reason: 'boom' } });
+      await until(outcome, async () => (await state(id)) === outcome);
+      expect((await cinderFiles()).json).toEqual(before);
+      expect(storedArtifacts()).toBe(0);
+      // a file coming after the end is dropped (and acknowledged)
+      r.send({ artifact: { execution_id: id, seq: 3, name: 'late.conf', content: 'x' } });
+      await until('late one acknowledged', () => r.ackOf(id) >= 3);
+      expect(storedArtifacts()).toBe(0);
+      r.close();
+    }
+  });
+
+  it('refuses files past the bounds with INVALID_ARGUMENT', async () => {
+    const id = await execute('cinder_integration', []);
+    let r = runner();
+    await until('assigned', () => r.assigned(id));
+    const refused = async (message: RunnerMessage, why: RegExp) => {
+      r.send(message);
+      await until('stream refused', () => r.status !== null);
+      expect(r.status?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(r.status?.details).toMatch(why);
+      r = runner([id]);
+      await until('welcomed', () => r.received.some((m) => m.body === 'welcome'));
+    };
+    await refused({ artifact: { execution_id: id, seq: 1, name: '../ceph.conf', content: 'x' } }, /artifact name/);
+    await refused({ artifact: { execution_id: id, seq: 1, name: 'big', content: '✓'.repeat(ARTIFACT_LIMITS.maxBytes / 3 + 1) } }, /at most 65536 bytes/);
+    for (let i = 1; i <= ARTIFACT_LIMITS.maxFiles; i++) r.send({ artifact: { execution_id: id, seq: i, name: `f${i}`, content: 'x' } });
+    await until('all acknowledged', () => r.ackOf(id) >= ARTIFACT_LIMITS.maxFiles);
+    await refused({ artifact: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, name: 'one-more', content: 'x' } }, /at most 32 files/);
+    expect(storedArtifacts()).toBe(ARTIFACT_LIMITS.maxFiles);
+    r.send({ result: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, outcome: 'failed', reason: 'gave up' } });
+    await until('failed', async () => (await state(id)) === 'failed');
+    expect(storedArtifacts()).toBe(0);
+  });
+});
