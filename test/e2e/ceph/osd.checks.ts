@@ -106,6 +106,33 @@ export async function addOsdAndCheck(sys: CephSystem, deployed: DeployedCluster,
   return { run, again, osds };
 }
 
+/**
+ * add_osd with `dmcrypt: true` on hosts without device-mapper (this kind of machine): the
+ * execution fails in the pre-flight with the reason, before anything changed: no ceph.conf
+ * and no OSD on the hosts, the servers not in the cluster, the cluster model as before.
+ */
+export async function addOsdDmcryptRefusedAtPreflight(sys: CephSystem, deployed: DeployedCluster, newServerIds: string[]): Promise<PlaybookRun> {
+  const before = (await sys.cluster(deployed.clusterId)).data.configuration as Json;
+  const osdsBefore = (await sys.ceph(sys.host(deployed.monIds[0] as string), 'osd stat')).num_osds as number;
+  const run = await sys.run('add_osd', deployed.clusterId, newServerIds, [{ id: 'dmcrypt', value: true }]);
+  expect(run.execution.data.state, why(run)).toBe('failed');
+  expect(run.log).toContain('dmcrypt is requested but');
+  expect(run.log).toMatch(/has no device-mapper/);
+  const failed = run.steps.filter((s: Json) => s.data.result === 'error');
+  expect(failed.length).toBeGreaterThan(0);
+  expect(failed.every((s: Json) => s.data.role === 'ceph_preflight'), JSON.stringify(failed.map((s: Json) => [s.data.role, s.data.name]))).toBe(true);
+  for (const [host, line] of run.recap) expect(line.changed, host).toBe(0);
+  for (const id of newServerIds) {
+    const host = sys.host(id);
+    expect((await host.exec('test -e /etc/ceph/ceph.conf', { check: false })).exitCode, host.name).not.toBe(0);
+    expect((await host.exec('pgrep -x ceph-osd', { check: false })).stdout.trim(), host.name).toBe('');
+    expect((await sys.server(id)).data.cluster_id).toBeNull();
+  }
+  expect((await sys.cluster(deployed.clusterId)).data.configuration).toEqual(before);
+  expect((await sys.ceph(sys.host(deployed.monIds[0] as string), 'osd stat')).num_osds).toBe(osdsBefore);
+  return run;
+}
+
 /** Writes `count` objects of random data to a pool from a monitor; returns name -> sha256. */
 async function writeObjects(mon: LabHost, pool: string, count: number): Promise<Map<string, string>> {
   const sums = new Map<string, string>();
@@ -177,9 +204,9 @@ export async function removeOsdRefusedWhenDataWouldBeLost(sys: CephSystem, deplo
   const run = await sys.run('remove_osd', deployed.clusterId, [serverId], [{ id: 'safe_to_destroy_timeout', value: timeoutSeconds }]);
   try {
     expect(run.execution.data.state, why(run)).toBe('failed');
-    expect(run.log, why(run)).toMatch(/Ceph does not say osd\.\d+.* are safe to destroy/);
-    expect(run.log).toContain(`after ${timeoutSeconds} s (safe_to_destroy_timeout)`);
-    expect(run.log).toContain('nothing was stopped, purged or wiped');
+    expect(run.log, why(run)).toMatch(/osd\.\d+(, osd\.\d+)*: not safe to destroy after \d+ s \(safe_to_destroy_timeout\): Error E[A-Z]+/);
+    expect(run.log).toContain(`not safe to destroy after ${timeoutSeconds} s (safe_to_destroy_timeout)`);
+    expect(run.log).toContain('Removing them now could lose data, so nothing was stopped, purged or wiped');
     expect(run.log).toContain('the OSDs were marked in again');
     const failed = run.steps.filter((s: Json) => s.data.result === 'error');
     expect(failed.map((s: Json) => s.data.role)).toContain('ceph_osd_remove');
