@@ -7,6 +7,7 @@ import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/
 import { cinderIntegrationAndCheck } from './ceph/cinder.checks.js';
 import { dmcryptRefusedAtPreflight, expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
 import { addOsdAndCheck, addOsdDmcryptRefusedAtPreflight, removeOsdAndCheck, removeOsdRefusedWhenDataWouldBeLost } from './ceph/osd.checks.js';
+import { purgeAndCheck } from './ceph/purge.checks.js';
 import { CephSystem } from './ceph/system.js';
 import { deviceMapperAvailable } from '../lab/ceph.js';
 
@@ -76,5 +77,9 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
 
   it('hands the cluster to OpenStack: pools and client keys, served files work as client.cinder from the removed host', async () => {
     await cinderIntegrationAndCheck(sys, deployed, fourth());
+  });
+
+  it('purges the cluster, also after runs canceled midway: nothing of Ceph left on any host, the cluster deleted, the servers free', async () => {
+    await purgeAndCheck(sys, deployed, deployed.serverIds);
   });
 });
