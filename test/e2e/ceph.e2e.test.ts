@@ -79,7 +79,8 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
     await cinderIntegrationAndCheck(sys, deployed, fourth());
   });
 
-  it('purges the cluster, also after runs canceled midway: nothing of Ceph left on any host, the cluster deleted, the servers free', async () => {
-    await purgeAndCheck(sys, deployed, deployed.serverIds);
+  it('purges the cluster, also after a run canceled midway: nothing of Ceph left on any host, the cluster deleted, the servers free', async () => {
+    // One cancel, once the daemons are stopped: a later one (after the packages) may land after the run ended on a busy machine.
+    await purgeAndCheck(sys, deployed, deployed.serverIds, { interrupt: ['Stop the Ceph units'] });
   });
 });
