@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { ansibleEnv, run, type RunResult } from './fixtures/ansible.js';
+import { ansibleEnv, run, unsafe, type RunResult } from './fixtures/ansible.js';
 
 const playbook = fileURLToPath(new URL('../ansible/cinder_integration/playbook.yml', import.meta.url));
 const fakeCeph = fileURLToPath(new URL('./fixtures/fake-ceph.py', import.meta.url));
@@ -31,13 +31,6 @@ function playbookRun(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promi
 afterEach(async () => {
   for (const tmp of tmps.splice(0)) await rm(tmp, { recursive: true, force: true });
 });
-
-function unsafe(value: unknown): unknown {
-  if (typeof value === 'string') return { __ansible_unsafe: value };
-  if (Array.isArray(value)) return value.map(unsafe);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unsafe(v)]));
-  return value;
-}
 
 interface Bed {
   tmp: string;

@@ -1,11 +1,10 @@
 // The cluster_deploy Ansible content (libs/playbooks/ansible/cluster_deploy/): what can be
 // checked without Ceph daemons. The run on real hosts belongs to the lab (test/lab/).
-import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ansibleEnv, run } from './fixtures/ansible.js';
+import { describe, expect, it } from 'vitest';
+import { ansibleEnv, run, scratchDirs, unsafe } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/cluster_deploy/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
@@ -14,26 +13,8 @@ const varsFile = fileURLToPath(new URL('../ansible/vars/ceph.yml', import.meta.u
 const deviceHelper = join(roles, 'ceph_osd', 'files', 'ceph-osd-devices.py');
 const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
 
-const tmps: string[] = [];
+const makeTmp = scratchDirs('carapace-cluster-deploy-');
 
-afterEach(async () => {
-  for (const tmp of tmps.splice(0)) await rm(tmp, { recursive: true, force: true });
-});
-
-async function makeTmp(): Promise<string> {
-  const tmp = await mkdtemp(join(tmpdir(), 'carapace-cluster-deploy-'));
-  tmps.push(tmp);
-  await writeFile(join(tmp, 'ansible.cfg'), '');
-  return tmp;
-}
-
-/** Marks every string unsafe, as the runner does (`apps/runner/src/executor/inventory-vars.ts`). */
-function unsafe(value: unknown): unknown {
-  if (typeof value === 'string') return { __ansible_unsafe: value };
-  if (Array.isArray(value)) return value.map(unsafe);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unsafe(v)]));
-  return value;
-}
 
 /**
  * A work dir shaped like the runner's: the builder's groups and host vars (two local hosts

@@ -1,30 +1,18 @@
 // The add_osd and remove_osd Ansible content: what can be checked without Ceph daemons
 // (syntax, the order of their roles, the OSD lister of remove_osd). Their runs on real
 // daemons are in test/e2e/ceph/osd.checks.ts.
-import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ansibleEnv, run } from './fixtures/ansible.js';
+import { describe, expect, it } from 'vitest';
+import { ansibleEnv, run, scratchDirs } from './fixtures/ansible.js';
 
 const ansibleDir = fileURLToPath(new URL('../ansible/', import.meta.url));
 const lister = join(ansibleDir, 'roles', 'ceph_osd_remove', 'files', 'ceph-osd-local.py');
 const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
 const OTHER = '11111111-2222-3333-4444-555555555555';
 
-const tmps: string[] = [];
-
-afterEach(async () => {
-  for (const tmp of tmps.splice(0)) await rm(tmp, { recursive: true, force: true });
-});
-
-async function makeTmp(): Promise<string> {
-  const tmp = await mkdtemp(join(tmpdir(), 'carapace-osd-playbooks-'));
-  tmps.push(tmp);
-  await writeFile(join(tmp, 'ansible.cfg'), '');
-  return tmp;
-}
+const makeTmp = scratchDirs('carapace-osd-playbooks-');
 
 /** A work dir like the runner's: the builder's groups (mons, osds), every string unsafe. */
 async function workDir(globalVars: Record<string, unknown>): Promise<string> {

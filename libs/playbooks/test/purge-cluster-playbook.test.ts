@@ -1,12 +1,11 @@
 // The purge_cluster Ansible content (libs/playbooks/ansible/purge_cluster/): what can be
 // checked without Ceph daemons. The run on real hosts, through the API, is
 // test/e2e/ceph/purge.checks.ts.
-import { access, chmod, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, chmod, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ansibleEnv, run } from './fixtures/ansible.js';
+import { describe, expect, it } from 'vitest';
+import { ansibleEnv, run, scratchDirs, unsafe } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/purge_cluster/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
@@ -15,26 +14,8 @@ const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
 const OTHER_FSID = '11111111-2222-3333-4444-555555555555';
 const KEY = 'AQBsecretsecretsecretsecretsecretsecret==';
 
-const tmps: string[] = [];
+const makeTmp = scratchDirs('carapace-purge-cluster-');
 
-afterEach(async () => {
-  for (const tmp of tmps.splice(0)) await rm(tmp, { recursive: true, force: true });
-});
-
-async function makeTmp(): Promise<string> {
-  const tmp = await mkdtemp(join(tmpdir(), 'carapace-purge-cluster-'));
-  tmps.push(tmp);
-  await writeFile(join(tmp, 'ansible.cfg'), '');
-  return tmp;
-}
-
-/** Marks every string unsafe, as the runner does. */
-function unsafe(value: unknown): unknown {
-  if (typeof value === 'string') return { __ansible_unsafe: value };
-  if (Array.isArray(value)) return value.map(unsafe);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unsafe(v)]));
-  return value;
-}
 
 /** A work dir shaped like the runner's with the builder's groups (the local machine standing in for one host). */
 async function workDir(globalVars: Record<string, unknown>): Promise<string> {
