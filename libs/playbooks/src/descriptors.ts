@@ -26,7 +26,7 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     id: 'cinder_integration',
     name: 'OpenStack integration (Cinder, Glance, Nova)',
     description:
-      'Creates the RBD pools volumes, images, vms and backups and the keys client.cinder, client.glance and client.cinder-backup that OpenStack uses, and stores ceph.conf and the keyrings with the cluster (GET /v1/cinder_integration/{cluster_id}/).',
+      'Creates the RBD pools volumes, images, vms and backups and the keys client.cinder, client.glance and client.cinder-backup that OpenStack uses, and keeps ceph.conf and the keyrings with the cluster as its Cinder integration files.',
     required_server_list: false,
     hints: [],
   },
