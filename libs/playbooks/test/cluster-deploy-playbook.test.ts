@@ -4,7 +4,7 @@ import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ansibleEnv, run, scratchDirs, unsafe } from './fixtures/ansible.js';
+import { ansibleEnv, run, scratchDirs, roleOrder, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/cluster_deploy/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
@@ -35,10 +35,7 @@ async function workDir(globalVars: Record<string, unknown>): Promise<string> {
     osds: { hosts: ['10.0.0.11', '10.0.0.12'] },
     _meta: { hostvars: { '10.0.0.11': host('10.0.0.11', ['/dev/vdb', '/dev/vdc']), '10.0.0.12': host('10.0.0.12', ['/dev/vdb']) } },
   };
-  await writeFile(join(tmp, 'inventory.json'), JSON.stringify(unsafe(inventory)));
-  await writeFile(join(tmp, 'inventory.sh'), `#!/bin/sh\nexec cat -- "\${0%/*}/inventory.json"\n`);
-  await chmod(join(tmp, 'inventory.sh'), 0o755);
-  await writeFile(join(tmp, 'vars.json'), JSON.stringify(unsafe(globalVars)));
+  await writeRunInputs(tmp, inventory, globalVars);
   return tmp;
 }
 
@@ -57,20 +54,15 @@ const GLOBAL_VARS = {
 describe('cluster_deploy playbook', () => {
   it('passes ansible-playbook --syntax-check', async () => {
     const tmp = await workDir(GLOBAL_VARS);
-    const result = await run('ansible-playbook', ['--syntax-check', '-i', 'inventory.sh', '-e', '@vars.json', playbook], tmp, ansibleEnv(tmp));
+    const result = await syntaxCheck(tmp, playbook);
     expect(result.stderr).not.toMatch(/ERROR|WARNING/);
     expect(result.code).toBe(0);
   }, 60_000);
 
   it('runs its roles in order: pre-flight, packages, monitors, managers, OSDs, health', async () => {
     const tmp = await workDir(GLOBAL_VARS);
-    const result = await run('ansible-playbook', ['--list-tasks', '-i', 'inventory.sh', playbook], tmp, ansibleEnv(tmp));
+    const { result, order } = await roleOrder(tmp, playbook, /ceph_\w+/);
     expect(result.code, result.stderr).toBe(0);
-    const order = result.stdout
-      .split('\n')
-      .map((line) => /^\s+(ceph_\w+) : /.exec(line)?.[1])
-      .filter((role): role is string => role !== undefined)
-      .filter((role, i, all) => all[i - 1] !== role);
     expect(order).toEqual(['ceph_preflight', 'ceph_common', 'ceph_mon', 'ceph_mgr', 'ceph_osd', 'ceph_health']);
   }, 60_000);
 

@@ -5,7 +5,7 @@ import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ansibleEnv, run, scratchDirs } from './fixtures/ansible.js';
+import { run, scratchDirs, roleOrder, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
 
 const ansibleDir = fileURLToPath(new URL('../ansible/', import.meta.url));
 const lister = join(ansibleDir, 'roles', 'ceph_osd_remove', 'files', 'ceph-osd-local.py');
@@ -18,23 +18,12 @@ const makeTmp = scratchDirs('carapace-osd-playbooks-');
 async function workDir(globalVars: Record<string, unknown>): Promise<string> {
   const tmp = await makeTmp();
   const host = (ip: string, extra: Record<string, unknown> = {}) => ({ ansible_host: ip, ansible_connection: 'local', ...extra });
-  const unsafe = (v: unknown): unknown =>
-    typeof v === 'string'
-      ? { __ansible_unsafe: v }
-      : Array.isArray(v)
-        ? v.map(unsafe)
-        : typeof v === 'object' && v !== null
-          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unsafe(x)]))
-          : v;
   const inventory = {
     mons: { hosts: ['10.0.0.11'] },
     osds: { hosts: ['10.0.0.21'] },
     _meta: { hostvars: { '10.0.0.11': host('10.0.0.11'), '10.0.0.21': host('10.0.0.21', { carapace_osd_devices: ['/dev/vdb'] }) } },
   };
-  await writeFile(join(tmp, 'inventory.json'), JSON.stringify(unsafe(inventory)));
-  await writeFile(join(tmp, 'inventory.sh'), `#!/bin/sh\nexec cat -- "\${0%/*}/inventory.json"\n`);
-  await chmod(join(tmp, 'inventory.sh'), 0o755);
-  await writeFile(join(tmp, 'vars.json'), JSON.stringify(unsafe(globalVars)));
+  await writeRunInputs(tmp, inventory, globalVars);
   return tmp;
 }
 
@@ -53,20 +42,15 @@ for (const [id, { vars, roles }] of Object.entries(PLAYBOOKS)) {
 
     it('passes ansible-playbook --syntax-check', async () => {
       const tmp = await workDir(vars);
-      const result = await run('ansible-playbook', ['--syntax-check', '-i', 'inventory.sh', '-e', '@vars.json', playbook], tmp, ansibleEnv(tmp));
+      const result = await syntaxCheck(tmp, playbook);
       expect(result.stderr).not.toMatch(/ERROR|WARNING/);
       expect(result.code).toBe(0);
     }, 60_000);
 
     it(`runs its roles in order: ${roles.join(', ')}`, async () => {
       const tmp = await workDir(vars);
-      const result = await run('ansible-playbook', ['--list-tasks', '-i', 'inventory.sh', playbook], tmp, ansibleEnv(tmp));
+      const { result, order } = await roleOrder(tmp, playbook, /ceph_\w+/);
       expect(result.code, result.stderr).toBe(0);
-      const order = result.stdout
-        .split('\n')
-        .map((line) => /^\s+(ceph_\w+) : /.exec(line)?.[1])
-        .filter((role): role is string => role !== undefined)
-        .filter((role, i, all) => all[i - 1] !== role);
       expect(order).toEqual(roles);
     }, 60_000);
   });

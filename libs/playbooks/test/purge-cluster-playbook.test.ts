@@ -1,11 +1,11 @@
 // The purge_cluster Ansible content (libs/playbooks/ansible/purge_cluster/): what can be
 // checked without Ceph daemons. The run on real hosts, through the API, is
 // test/e2e/ceph/purge.checks.ts.
-import { access, chmod, open, writeFile } from 'node:fs/promises';
+import { access, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ansibleEnv, run, scratchDirs, unsafe } from './fixtures/ansible.js';
+import { ansibleEnv, run, scratchDirs, roleOrder, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
 
 const playbookDir = fileURLToPath(new URL('../ansible/purge_cluster/', import.meta.url));
 const playbook = join(playbookDir, 'playbook.yml');
@@ -27,10 +27,7 @@ async function workDir(globalVars: Record<string, unknown>): Promise<string> {
     ceph: { hosts: ['10.0.0.11'] },
     _meta: { hostvars: { '10.0.0.11': host } },
   };
-  await writeFile(join(tmp, 'inventory.json'), JSON.stringify(unsafe(inventory)));
-  await writeFile(join(tmp, 'inventory.sh'), `#!/bin/sh\nexec cat -- "\${0%/*}/inventory.json"\n`);
-  await chmod(join(tmp, 'inventory.sh'), 0o755);
-  await writeFile(join(tmp, 'vars.json'), JSON.stringify(unsafe(globalVars)));
+  await writeRunInputs(tmp, inventory, globalVars);
   return tmp;
 }
 
@@ -90,20 +87,15 @@ async function readAt(path: string, length: number, at: number): Promise<Buffer>
 describe('purge_cluster playbook', () => {
   it('passes ansible-playbook --syntax-check', async () => {
     const tmp = await workDir(GLOBAL_VARS);
-    const result = await run('ansible-playbook', ['--syntax-check', '-i', 'inventory.sh', '-e', '@vars.json', playbook], tmp, ansibleEnv(tmp));
+    const result = await syntaxCheck(tmp, playbook);
     expect(result.stderr).not.toMatch(/ERROR|WARNING/);
     expect(result.code).toBe(0);
   }, 60_000);
 
   it('runs its roles in order: pre-flight, daemons, devices, packages, files', async () => {
     const tmp = await workDir(GLOBAL_VARS);
-    const result = await run('ansible-playbook', ['--list-tasks', '-i', 'inventory.sh', playbook], tmp, ansibleEnv(tmp));
+    const { result, order } = await roleOrder(tmp, playbook, /ceph_purge_\w+/);
     expect(result.code, result.stderr).toBe(0);
-    const order = result.stdout
-      .split('\n')
-      .map((line) => /^\s+(ceph_purge_\w+) : /.exec(line)?.[1])
-      .filter((role): role is string => role !== undefined)
-      .filter((role, i, all) => all[i - 1] !== role);
     expect(order).toEqual(['ceph_purge_preflight', 'ceph_purge_daemons', 'ceph_purge_devices', 'ceph_purge_packages', 'ceph_purge_files']);
   }, 60_000);
 
