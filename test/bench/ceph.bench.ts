@@ -15,10 +15,9 @@
 //
 // Needs root and the lab's packages (scripts/install-system-deps.sh); the first run builds the
 // lab images (a few minutes).
-import { CephSystem, recapTotal, type Json, type PlaybookRun } from '../e2e/ceph/system.js';
+import { CephSystem, DISK_BYTES, recapTotal, type Json, type PlaybookRun } from '../e2e/ceph/system.js';
 import { createLab } from '../lab/lab.js';
 import { CEPH_IMAGE, oneMonBootstrapScript } from '../lab/ceph.js';
-import { DISK_BYTES } from '../e2e/ceph/system.js';
 
 const DISKS = 2;
 const PHASES: readonly [string, string][] = [
