@@ -63,7 +63,7 @@ describe('the executor and the SSH sessions refuse hosts that are not hosts', ()
       inventory: inventory({ '10.0.0.1': { ansible_host: HOSTILE } }),
       knownHostsFile: undefined,
       callbackPluginDir: '/opt/carapace/callback_plugins',
-      rolesPath: '/opt/carapace/roles',
+      shared: { roles: '/opt/carapace/roles', library: '/opt/carapace/library', moduleUtils: '/opt/carapace/module_utils' },
       maxForks: 20,
     };
     await expect(prepareWorkDir(input)).rejects.toThrow(/refused to run: ansible_host of host "10\.0\.0\.1": "-oProxyCommand=touch \/tmp\/carapace-never" is not/);

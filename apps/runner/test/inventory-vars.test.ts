@@ -184,7 +184,7 @@ describe('a configuration that would act on the runner is refused before anythin
           inventory,
           knownHostsFile: undefined,
           callbackPluginDir: '/opt/carapace/callback_plugins',
-          rolesPath: '/opt/carapace/roles',
+          shared: { roles: '/opt/carapace/roles', library: '/opt/carapace/library', moduleUtils: '/opt/carapace/module_utils' },
           maxForks: 20,
         };
         await expect(prepareWorkDir(input)).rejects.toThrow(`refused to run: ${JSON.stringify(name)} in ${level[0]}: refused: `);

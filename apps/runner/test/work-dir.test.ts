@@ -11,7 +11,7 @@ const input = (workRoot: string) => ({
   inventory: { all: { hosts: ['10.0.0.1'] }, _meta: { hostvars: { '10.0.0.1': { ansible_user: 'ansible' } } } },
   knownHostsFile: undefined,
   callbackPluginDir: '/opt/carapace/callback_plugins',
-  rolesPath: '/opt/carapace/roles',
+  shared: { roles: '/opt/carapace/roles', library: '/opt/carapace/library', moduleUtils: '/opt/carapace/module_utils' },
   maxForks: 20,
 });
 

@@ -19,6 +19,23 @@ const ANSIBLE_ROOT = fileURLToPath(new URL('../ansible/', import.meta.url));
  */
 export const SHARED_ROLES_DIR = join(ANSIBLE_ROOT, 'roles');
 
+/** Where Ansible finds the content the playbooks share (set in the runner's ansible.cfg). */
+export interface SharedAnsibleContent {
+  /** `roles_path`: the shared roles (`SHARED_ROLES_DIR`). */
+  readonly roles: string;
+  /** `library`: the modules written for the playbooks (`library/carapace_*.py`). */
+  readonly library: string;
+  /** `module_utils`: what those modules share (`module_utils/carapace_*.py`). */
+  readonly moduleUtils: string;
+}
+
+/** The shared content of `libs/playbooks/ansible/`: roles, modules and module utils. */
+export const SHARED_ANSIBLE_CONTENT: SharedAnsibleContent = Object.freeze({
+  roles: SHARED_ROLES_DIR,
+  library: join(ANSIBLE_ROOT, 'library'),
+  moduleUtils: join(ANSIBLE_ROOT, 'module_utils'),
+});
+
 /** The entry point inside a playbook's content directory. */
 export const PLAYBOOK_ENTRY_POINT = 'playbook.yml';
 

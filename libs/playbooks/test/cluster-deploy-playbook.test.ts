@@ -10,7 +10,7 @@ const playbookDir = fileURLToPath(new URL('../ansible/cluster_deploy/', import.m
 const playbook = join(playbookDir, 'playbook.yml');
 const roles = fileURLToPath(new URL('../ansible/roles/', import.meta.url));
 const varsFile = fileURLToPath(new URL('../ansible/vars/ceph.yml', import.meta.url));
-const deviceHelper = join(roles, 'ceph_osd', 'files', 'ceph-osd-devices.py');
+const deviceHelper = fileURLToPath(new URL('../ansible/module_utils/carapace_ceph_devices.py', import.meta.url));
 const FSID = '0b5c2c35-6d3e-4f38-9e0b-1f1f9a6f2a11';
 
 const makeTmp = scratchDirs('carapace-cluster-deploy-');
@@ -59,11 +59,11 @@ describe('cluster_deploy playbook', () => {
     expect(result.code).toBe(0);
   }, 60_000);
 
-  it('runs its roles in order: pre-flight, packages, monitors, managers, OSDs, health', async () => {
+  it('runs its roles in order: pre-flight, packages, monitors, OSDs, managers, health', async () => {
     const tmp = await workDir(GLOBAL_VARS);
     const { result, order } = await roleOrder(tmp, playbook, /ceph_\w+/);
     expect(result.code, result.stderr).toBe(0);
-    expect(order).toEqual(['ceph_preflight', 'ceph_common', 'ceph_mon', 'ceph_mgr', 'ceph_osd', 'ceph_health']);
+    expect(order).toEqual(['ceph_preflight', 'ceph_common', 'ceph_mon', 'ceph_osd', 'ceph_mgr', 'ceph_health']);
   }, 60_000);
 
   it('refuses bad settings at the pre-flight and never evaluates a template given as a value', async () => {
@@ -124,7 +124,7 @@ describe('cluster_deploy playbook', () => {
   }, 60_000);
 });
 
-describe('ceph-osd-devices.py', () => {
+describe('module_utils/carapace_ceph_devices.py', () => {
   it('tells free, ours, foreign and incomplete devices apart and never prints an OSD key', async () => {
     const tmp = await makeTmp();
     const bin = join(tmp, 'bin');

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ansibleContentDir, PLAYBOOK_ENTRY_POINT, SHARED_ROLES_DIR } from '@carapace/playbooks';
+import { ansibleContentDir, PLAYBOOK_ENTRY_POINT, SHARED_ANSIBLE_CONTENT } from '@carapace/playbooks';
 import { collectArtifacts } from './artifacts.js';
 import { parseEventLine, summarizeStats, type StatsEvent } from './events.schema.js';
 import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink } from './executor.types.js';
@@ -150,7 +150,7 @@ class AnsibleRun implements RunHandle {
           inventory: this.spec.configuration.inventory,
           knownHostsFile: this.spec.knownHostsFile,
           callbackPluginDir: this.options.callbackPluginDir ?? CALLBACK_PLUGIN_DIR,
-          rolesPath: SHARED_ROLES_DIR,
+          shared: SHARED_ANSIBLE_CONTENT,
           maxForks: this.options.maxForks ?? DEFAULT_MAX_FORKS,
           policy: { allowLocalConnection: this.spec.allowLocalConnection === true },
         });

@@ -2,6 +2,7 @@
 // ansible.cfg, known_hosts) and what it writes (temporary files, SSH control sockets).
 import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import type { SharedAnsibleContent } from '@carapace/playbooks';
 import { inventoryHostProblem } from './inventory-hosts.js';
 import { configurationProblem, unsafeInventory, unsafeVars, type VariablePolicy } from './inventory-vars.js';
 
@@ -67,8 +68,8 @@ export interface WorkDirInput {
   readonly knownHostsFile: string | undefined;
   readonly callbackPluginDir: string;
   readonly maxForks: number;
-  /** Ansible's role path: the playbooks' shared roles (`SHARED_ROLES_DIR`). */
-  readonly rolesPath: string;
+  /** The playbooks' shared roles, modules and module utils (`SHARED_ANSIBLE_CONTENT`). */
+  readonly shared: SharedAnsibleContent;
   /** What the configuration may choose; no local connection by default. */
   readonly policy?: VariablePolicy;
 }
@@ -124,7 +125,7 @@ export async function prepareWorkDir(input: WorkDirInput): Promise<WorkDir> {
       knownHosts: paths.knownHosts,
       controlDir: paths.controlDir,
       callbackPluginDir: input.callbackPluginDir,
-      rolesPath: input.rolesPath,
+      shared: input.shared,
       forks: forksFor(input.inventory, input.maxForks),
     });
     await mkdir(join(dir, 'tmp'), { mode: 0o700 });
@@ -192,7 +193,7 @@ interface ConfigInput {
   readonly knownHosts: string;
   readonly controlDir: string;
   readonly callbackPluginDir: string;
-  readonly rolesPath: string;
+  readonly shared: SharedAnsibleContent;
   readonly forks: number;
 }
 
@@ -220,7 +221,9 @@ export function ansibleConfig(input: ConfigInput): string {
     'stdout_callback = default',
     'callbacks_enabled = carapace',
     `callback_plugins = ${cfgPath(input.callbackPluginDir)}`,
-    `roles_path = ${cfgPath(input.rolesPath)}`,
+    `roles_path = ${cfgPath(input.shared.roles)}`,
+    `library = ${cfgPath(input.shared.library)}`,
+    `module_utils = ${cfgPath(input.shared.moduleUtils)}`,
     'nocolor = True',
     'force_color = False',
     `local_tmp = ${cfgPath(join(input.dir, 'tmp'))}`,

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-# Carapace: what each given device holds, for the cluster_deploy playbook.
+# Carapace: what each given device holds, for the carapace_ceph_osds module (scan()), and
+# as a command for tests and operators:
 #
-#   ceph-osd-devices.py raw|lvm FSID DEVICE...
+#   python3 carapace_ceph_devices.py raw|lvm FSID DEVICE...
 #
-# Prints a JSON list, one object per device, in the order given:
+# scan() returns (and the command prints as JSON) a list, one object per device, in the
+# order given:
 #   {"device": "/dev/vdb", "state": "free" | "ours" | "foreign" | "incomplete",
 #    "osd_id": 3 | null, "detail": "..."}
 # - ours: an OSD of the cluster FSID (a BlueStore label, or ceph-volume lvm tags, naming it);
@@ -21,11 +23,15 @@ import subprocess
 import sys
 
 
+class ToolMissing(Exception):
+    """A tool the scan needs is not installed."""
+
+
 def run(argv):
     try:
         return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
     except FileNotFoundError as err:
-        sys.exit("%s: %s" % (argv[0], err))
+        raise ToolMissing("%s: %s" % (argv[0], err)) from err
 
 
 def signature(device):
@@ -102,19 +108,26 @@ def lvm_state(device, fsid, known):
     return {"state": "foreign", "osd_id": None, "detail": "holds %s" % found}
 
 
-def main(argv):
-    if len(argv) < 3 or argv[0] not in ("raw", "lvm"):
-        sys.exit("usage: ceph-osd-devices.py raw|lvm FSID DEVICE...")
-    mode, fsid, devices = argv[0], argv[1], argv[2:]
+def scan(mode, fsid, devices):
+    """What each device holds: [{"device", "state", "osd_id", "detail"}], in the given order."""
     known = lvm_osds() if mode == "lvm" else {}
     report = []
     for device in devices:
         state = raw_state(device, fsid) if mode == "raw" else lvm_state(device, fsid, known)
         report.append(dict(device=device, **state))
-    json.dump(report, sys.stdout)
+    return report
+
+
+def main(argv):
+    if len(argv) < 3 or argv[0] not in ("raw", "lvm"):
+        sys.exit("usage: carapace_ceph_devices.py raw|lvm FSID DEVICE...")
+    json.dump(scan(argv[0], argv[1], argv[2:]), sys.stdout)
     sys.stdout.write("\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except ToolMissing as err:
+        sys.exit(str(err))

@@ -1,0 +1,184 @@
+# Carapace: what the Ceph modules of library/ share (shipped to the hosts with each module).
+#
+# Python 3 standard library only: the hosts need nothing but python3. Every helper takes
+# argv lists (never a shell) and bounds what it runs with a timeout.
+"""Shared helpers of the Carapace Ceph modules."""
+
+import grp
+import json
+import os
+import pwd
+import subprocess
+import tempfile
+import time
+
+CEPH_USER = "ceph"
+
+
+class CommandError(Exception):
+    """A command that could not run or exited non-zero, with its output for the message."""
+
+    def __init__(self, argv, rc, stdout, stderr):
+        self.argv = argv
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        super().__init__("%s exited with %s: %s" % (" ".join(argv), rc, tail(stderr or stdout)))
+
+
+def tail(text, lines=15):
+    """The last lines of a command's output, for a message."""
+    return "\n".join((text or "").strip().splitlines()[-lines:])
+
+
+def run(argv, timeout=120, check=False, stdin=None):
+    """(rc, stdout, stderr) of argv; rc 127 when it is missing, 124 when it timed out."""
+    try:
+        done = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, check=False)
+        rc, out, err = done.returncode, done.stdout, done.stderr
+    except FileNotFoundError as exc:
+        rc, out, err = 127, "", str(exc)
+    except subprocess.TimeoutExpired as exc:
+        rc, out, err = 124, _text(exc.stdout), _text(exc.stderr) + "\n(timed out after %s s)" % timeout
+    if check and rc != 0:
+        raise CommandError(argv, rc, out, err)
+    return rc, out, err
+
+
+def _text(value):
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def start_all(argvs, timeout):
+    """Runs several commands at once; returns [(argv, rc, stdout, stderr)] in the given order."""
+    procs = []
+    for argv in argvs:
+        try:
+            procs.append((argv, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        except FileNotFoundError as exc:
+            procs.append((argv, exc))
+    deadline = time.monotonic() + timeout
+    results = []
+    for argv, proc in procs:
+        if isinstance(proc, Exception):
+            results.append((argv, 127, "", str(proc)))
+            continue
+        try:
+            out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+            results.append((argv, proc.returncode, out, err))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            results.append((argv, 124, out, err + "\n(timed out after %s s)" % timeout))
+    return results
+
+
+def ceph(args, timeout=30, check=True):
+    """Runs the ceph CLI with the host's admin keyring, bounded; JSON output parsed when asked."""
+    argv = ["timeout", str(timeout), "ceph", "--connect-timeout", str(max(1, timeout - 5))] + list(args)
+    rc, out, err = run(argv, timeout=timeout + 5, check=check)
+    return rc, out, err
+
+
+def ceph_json(args, timeout=30):
+    """The parsed JSON of `ceph ARGS -f json`; raises CommandError when it fails."""
+    _, out, _ = ceph(list(args) + ["-f", "json"], timeout=timeout)
+    return json.loads(out)
+
+
+def ids(name_user, name_group):
+    return pwd.getpwnam(name_user).pw_uid, grp.getgrnam(name_group).gr_gid
+
+
+def ensure_dir(path, mode, owner="root", group="root"):
+    """Creates path (and its parents) with mode/owner; True when something changed."""
+    changed = False
+    if not os.path.isdir(path):
+        os.makedirs(path, mode)
+        changed = True
+    uid, gid = ids(owner, group)
+    st = os.stat(path)
+    if st.st_uid != uid or st.st_gid != gid:
+        os.chown(path, uid, gid)
+        changed = True
+    if st.st_mode & 0o7777 != mode:
+        os.chmod(path, mode)
+        changed = True
+    return changed
+
+
+def write_file(path, content, mode, owner="root", group="root"):
+    """Writes content (str or bytes) atomically unless the file already holds it with that
+    mode and owner; True when something changed."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    uid, gid = ids(owner, group)
+    try:
+        with open(path, "rb") as current:
+            same = current.read() == data
+        st = os.stat(path)
+    except FileNotFoundError:
+        same, st = False, None
+    if same:
+        changed = False
+        if st.st_uid != uid or st.st_gid != gid:
+            os.chown(path, uid, gid)
+            changed = True
+        if st.st_mode & 0o7777 != mode:
+            os.chmod(path, mode)
+            changed = True
+        return changed
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".carapace-", dir=directory)
+    try:
+        os.fchmod(fd, mode)
+        os.fchown(fd, uid, gid)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return True
+
+
+def read_text(path):
+    """The file's text, or None when it does not exist."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def systemd_running(units, enable=True, timeout=120):
+    """Makes units enabled (when asked) and active, each with one systemctl call for all of
+    them; True when one had to be enabled or started."""
+    units = list(units)
+    if not units:
+        return False
+    changed = False
+    if enable:
+        rc, out, _ = run(["systemctl", "is-enabled"] + units, timeout=timeout)
+        states = out.split()
+        todo = [u for u, s in zip(units, states + [""] * len(units)) if s not in ("enabled", "static", "enabled-runtime", "alias", "indirect")]
+        if todo:
+            run(["systemctl", "enable"] + todo, timeout=timeout, check=True)
+            changed = True
+    rc, out, _ = run(["systemctl", "is-active"] + units, timeout=timeout)
+    states = out.split()
+    todo = [u for u, s in zip(units, states + [""] * len(units)) if s != "active"]
+    if todo:
+        run(["systemctl", "start"] + todo, timeout=timeout, check=True)
+        changed = True
+    return changed
+
+
+def daemon_reload(timeout=120):
+    run(["systemctl", "daemon-reload"], timeout=timeout, check=True)

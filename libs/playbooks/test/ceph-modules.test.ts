@@ -1,0 +1,151 @@
+// The modules written for the Ceph playbooks (libs/playbooks/ansible/library/), run by
+// Ansible itself on this machine: what they can do without Ceph daemons. Their work on real
+// daemons is proven by the Ceph end-to-end test (test/e2e/ceph.e2e.test.ts).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ansibleEnv, run, scratchDirs } from './fixtures/ansible.js';
+
+const makeTmp = scratchDirs('carapace-ceph-modules-');
+
+type Result = Record<string, any>;
+
+/** Runs one module on localhost (`ansible -m`), its arguments as JSON; returns its result. */
+async function module(tmp: string, name: string, args: Record<string, unknown>, path?: string): Promise<Result> {
+  const env = {
+    ...ansibleEnv(tmp),
+    ...(path === undefined ? {} : { PATH: path }),
+    ANSIBLE_LOAD_CALLBACK_PLUGINS: '1',
+    ANSIBLE_STDOUT_CALLBACK: 'oneline',
+    ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
+  };
+  const result = await run('ansible', ['localhost', '-i', 'localhost,', '-c', 'local', '-m', name, '-a', JSON.stringify(args)], tmp, env);
+  // oneline: `localhost | CHANGED => {...}`
+  const line = /^localhost \| ([A-Z!]+) => (\{.*\})$/m.exec(result.stdout);
+  if (line?.[2] === undefined) throw new Error(`no result from ${name}: ${result.stdout}\n${result.stderr}`);
+  return { ...(JSON.parse(line[2]) as Result), failed: line[1] === 'FAILED!' };
+}
+
+const me = userInfo().username;
+const myGroup = execFileSync('id', ['-gn'], { encoding: 'utf8' }).trim();
+
+describe('carapace_file', () => {
+  it('writes a file once (atomically, its parent made), then reports nothing to change; a new mode or content is a change', async () => {
+    const tmp = await makeTmp();
+    const dest = join(tmp, 'etc', 'ceph', 'ceph.conf');
+    const args = { dest, content: '[global]\nfsid = x\n', mode: '0640', owner: me, group: myGroup };
+
+    const first = await module(tmp, 'carapace_file', args);
+    expect(first.changed, JSON.stringify(first)).toBe(true);
+    expect(await readFile(dest, 'utf8')).toBe('[global]\nfsid = x\n');
+    expect((await stat(dest)).mode & 0o7777).toBe(0o640);
+
+    const again = await module(tmp, 'carapace_file', args);
+    expect(again.changed).toBe(false);
+
+    expect((await module(tmp, 'carapace_file', { ...args, mode: '0644' })).changed).toBe(true);
+    expect((await stat(dest)).mode & 0o7777).toBe(0o644);
+    expect((await module(tmp, 'carapace_file', { ...args, mode: '0644', content: 'other\n' })).changed).toBe(true);
+    expect(await readFile(dest, 'utf8')).toBe('other\n');
+    // no temporary file left beside it
+    expect(await readdir(join(tmp, 'etc', 'ceph'))).toEqual(['ceph.conf']);
+  }, 60_000);
+
+  it('refuses a mode that is not octal, and an unknown owner, without writing', async () => {
+    const tmp = await makeTmp();
+    const dest = join(tmp, 'f');
+    const bad = await module(tmp, 'carapace_file', { dest, content: 'x', mode: 'rw-r--r--' });
+    expect(bad.failed).toBe(true);
+    expect(bad.msg).toContain('mode must be octal');
+    const owner = await module(tmp, 'carapace_file', { dest, content: 'x', owner: 'no-such-user-carapace' });
+    expect(owner.failed).toBe(true);
+    expect(owner.msg).toContain(dest);
+    expect(existsSync(dest)).toBe(false);
+  }, 60_000);
+});
+
+/** Whether this machine's kernel has device-mapper, as the module decides it. */
+function deviceMapperHere(): boolean {
+  const listed = ['/proc/misc', '/proc/devices'].some((p) => /\bdevice-mapper\b/.test(readFileSync(p, 'utf8')));
+  let control = false;
+  try {
+    control = statSync('/dev/mapper/control').isCharacterDevice();
+  } catch {
+    control = false;
+  }
+  return listed && control;
+}
+
+describe('carapace_ceph_host', () => {
+  it('returns the facts the roles use, device-mapper and the OSD mode, and the missing packages; changes nothing', async () => {
+    const tmp = await makeTmp();
+    const result = await module(tmp, 'carapace_ceph_host', {
+      daemon_address: '10.0.0.11',
+      packages: ['coreutils', 'carapace-no-such-package'],
+    });
+    expect(result.failed, JSON.stringify(result)).toBeFalsy();
+    expect(result.changed).toBe(false);
+    expect(result.ansible_facts.hostname).toBe(hostname().split('.')[0]);
+    expect(result.ansible_facts.os_family).toBe('Debian');
+    expect(result.ansible_facts.distribution_release).toMatch(/^[a-z]+$/);
+    expect(result.device_mapper).toBe(deviceMapperHere());
+    expect(result.packages_missing).toEqual(['carapace-no-such-package']);
+    // no OSD devices asked about: no mode chosen
+    expect(result.osd_mode).toBeNull();
+  }, 60_000);
+
+  it('lists every problem of a host: device paths, devices that are not block devices, dmcrypt without device-mapper, a bad address', async () => {
+    const tmp = await makeTmp();
+    const dupes = await module(tmp, 'carapace_ceph_host', { osd_devices: ['/dev/vdb', '/dev/vdb'] });
+    expect(dupes.failed).toBe(true);
+    expect(dupes.msg).toContain('carapace_osd_devices must be distinct /dev paths, got /dev/vdb, /dev/vdb');
+
+    const notBlock = await module(tmp, 'carapace_ceph_host', { osd_devices: ['/dev/null', '/dev/carapace-missing'], daemon_address: 'not-an-ip' });
+    expect(notBlock.failed).toBe(true);
+    expect(notBlock.msg).toContain('not block devices: /dev/null, /dev/carapace-missing');
+    expect(notBlock.msg).toContain('a monitor needs an IPv4 address and a plain host name; this host has not-an-ip');
+    expect(notBlock.problems).toHaveLength(2);
+
+    const empty = await module(tmp, 'carapace_ceph_host', { osd_devices: [] });
+    expect(empty.failed).toBe(true);
+    expect(empty.msg).toContain('carapace_osd_devices must be distinct /dev paths');
+
+    const dmcrypt = await module(tmp, 'carapace_ceph_host', { osd_devices: ['/dev/null'], dmcrypt: true });
+    expect(dmcrypt.failed).toBe(true);
+    if (deviceMapperHere()) {
+      expect(dmcrypt.msg).not.toContain('dmcrypt is requested but');
+    } else {
+      expect(dmcrypt.msg).toContain('dmcrypt is requested but this host has no device-mapper');
+      expect(dmcrypt.osd_mode).toBe('raw');
+    }
+  }, 60_000);
+});
+
+describe('carapace_ceph_wait', () => {
+  it('refuses to run without what to wait for, or for both a number of OSDs and OSD ids', async () => {
+    const tmp = await makeTmp();
+    const none = await module(tmp, 'carapace_ceph_wait', { timeout: 5 });
+    expect(none.failed).toBe(true);
+    expect(none.msg).toContain('one of the following is required: quorum, osds, osd_ids');
+    const both = await module(tmp, 'carapace_ceph_wait', { osds: 6, osd_ids: [1] });
+    expect(both.failed).toBe(true);
+    expect(both.msg).toContain('mutually exclusive: osds|osd_ids');
+  }, 60_000);
+
+  it('fails after its bound, with the reason and the status, when no cluster answers', async () => {
+    const tmp = await makeTmp();
+    const bin = join(tmp, 'bin');
+    await mkdir(bin);
+    // a ceph that cannot reach any monitor
+    await writeFile(join(bin, 'ceph'), '#!/bin/sh\necho "error connecting to the cluster" >&2\nexit 1\n', { mode: 0o755 });
+    const started = Date.now();
+    const answer = await module(tmp, 'carapace_ceph_wait', { quorum: 3, timeout: 2, cli_timeout: 6 }, `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`);
+    expect(answer.failed).toBe(true);
+    expect(answer.msg).toContain('the monitors did not reach quorum within 2 s: error connecting to the cluster');
+    expect(answer.status).toContain('error connecting to the cluster');
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+});
