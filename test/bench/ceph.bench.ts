@@ -31,17 +31,28 @@ const PHASES: readonly [string, string][] = [
 
 const s = (v: number) => `${v.toFixed(1)} s`;
 
-/** Wall seconds of each role's steps (first start to last end), by phase name. */
-function phases(run: PlaybookRun): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [label, role] of PHASES) {
-    const steps = run.steps.filter((st: Json) => st.data.role === role);
-    if (steps.length === 0) continue;
-    const start = Math.min(...steps.map((st: Json) => Number(st.data.time_started)));
-    const end = Math.max(...steps.map((st: Json) => Number(st.data.time_finished)));
-    out.set(label, end - start);
+/**
+ * Wall seconds of each phase: a run of consecutive steps of one role (first start to last end),
+ * labelled by its role; a role that runs again later (the standby managers) is a phase of its
+ * own, labelled "(again)".
+ */
+function phases(run: PlaybookRun): [string, number][] {
+  const labels = new Map(PHASES.map(([label, role]) => [role, label]));
+  const steps = [...run.steps].sort((x: Json, y: Json) => Number(x.data.time_started) - Number(y.data.time_started));
+  const out: { role: string; start: number; end: number }[] = [];
+  for (const st of steps) {
+    const role = st.data.role as string;
+    if (!labels.has(role)) continue;
+    const last = out[out.length - 1];
+    if (last?.role === role) last.end = Math.max(last.end, Number(st.data.time_finished));
+    else out.push({ role, start: Number(st.data.time_started), end: Number(st.data.time_finished) });
   }
-  return out;
+  const seen = new Set<string>();
+  return out.map(({ role, start, end }) => {
+    const label = `${labels.get(role) ?? role}${seen.has(role) ? ' (again)' : ''}`;
+    seen.add(role);
+    return [label, end - start];
+  });
 }
 
 function report(title: string, run: PlaybookRun, osds: number): void {
@@ -49,7 +60,7 @@ function report(title: string, run: PlaybookRun, osds: number): void {
   if (state !== 'completed') throw new Error(`${title}: ${state}: ${run.execution.data.reason}\n${run.log.slice(-3000)}`);
   const total = Number(run.execution.data.time_finished) - Number(run.execution.data.time_started);
   process.stdout.write(`${title}: ${s(total)} from started to completed (${s(run.seconds)} from POST), ${osds} OSDs: ${(total / osds).toFixed(1)} s/OSD\n`);
-  for (const [label, seconds] of phases(run)) process.stdout.write(`  ${label.padEnd(20)} ${s(seconds)}\n`);
+  for (const [label, seconds] of phases(run)) process.stdout.write(`  ${label.padEnd(28)} ${s(seconds)}\n`);
   process.stdout.write(`  changed tasks: ${recapTotal(run, 'changed')}\n`);
 }
 

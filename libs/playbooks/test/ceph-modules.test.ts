@@ -129,7 +129,7 @@ describe('carapace_ceph_wait', () => {
     const tmp = await makeTmp();
     const none = await module(tmp, 'carapace_ceph_wait', { timeout: 5 });
     expect(none.failed).toBe(true);
-    expect(none.msg).toContain('one of the following is required: quorum, osds, osd_ids');
+    expect(none.msg).toContain('one of the following is required: quorum, osds, osd_ids, mgr');
     const both = await module(tmp, 'carapace_ceph_wait', { osds: 6, osd_ids: [1] });
     expect(both.failed).toBe(true);
     expect(both.msg).toContain('mutually exclusive: osds|osd_ids');

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # Carapace: the bounded waits of the Ceph playbooks, polling the cluster every second from a
-# host with the admin keyring (one task, instead of a retried command every few seconds).
+# host with the admin keyring (one task, instead of a retried command every few seconds),
+# through librados (python3-rados, which the ceph CLI itself uses) on one connection.
 """Wait (bounded) for the monitors' quorum or for OSDs up, in and answering."""
 
 DOCUMENTATION = r"""
@@ -9,15 +10,19 @@ short_description: Waits for the monitors in quorum, or for OSDs up, in and answ
 description:
   - quorum=N waits until N monitors are in quorum (ceph quorum_status); with osds or
     osd_ids, before the OSDs.
+  - mgr=true waits, after the quorum, until a manager is active (ceph mgr stat).
   - osds=N waits until the cluster has at least N OSDs, all of them up and in (ceph osd
     dump); osd_ids=[...] waits for those OSDs only. Then every one of them must answer
     `ceph tell osd.ID version` (the monitor may still list a dead OSD as up).
+  - Asks through librados (python3-rados, a dependency of ceph-common) on one connection;
+    through the ceph CLI where the binding is missing.
   - Returns status, the text of `ceph -s`, in both cases; fails with it and the reason when
     the wait runs out. Changes nothing.
 options:
   quorum: {type: int}
   osds: {type: int}
   osd_ids: {type: list, elements: int}
+  mgr: {type: bool, description: wait for an active manager when true}
   timeout: {type: int, default: 300, description: seconds}
   cli_timeout: {type: int, default: 30, description: bound of each ceph call (seconds)}
 """
@@ -33,12 +38,83 @@ class Unanswered(Exception):
     """The cluster did not answer a call (yet)."""
 
 
-def status(cli_timeout):
-    rc, out, err = ceph(["-s"], timeout=cli_timeout, check=False)
-    return out if rc == 0 else (out + err)
+class Cluster:
+    """Asks the cluster as client.admin: through librados when python3-rados is installed
+    (the ceph CLI's own binding: one connection for every poll, no Python start per call,
+    which matters on a host busy starting OSDs), else through the ceph CLI."""
+
+    def __init__(self, timeout):
+        self.timeout = timeout
+        self.client = None
+        try:
+            import rados  # pylint: disable=import-outside-toplevel
+
+            self.rados = rados
+        except ImportError:
+            self.rados = None
+
+    def _connected(self):
+        if self.client is None:
+            client = self.rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin")
+            try:
+                client.connect(timeout=self.timeout)
+            except self.rados.Error as err:
+                client.shutdown()
+                raise Unanswered("cannot connect to the cluster: %s" % err) from err
+            self.client = client
+        return self.client
+
+    def mon(self, prefix):
+        """The JSON answer of a monitor command (`quorum_status`, `osd dump`)."""
+        if self.rados is None:
+            rc, out, err = ceph(prefix.split() + ["-f", "json"], timeout=self.timeout, check=False)
+            if rc != 0:
+                raise Unanswered(tail(err or out, 3) or "ceph exited with %s" % rc)
+            return json.loads(out)
+        try:
+            ret, out, outs = self._connected().mon_command(json.dumps({"prefix": prefix, "format": "json"}), b"", timeout=self.timeout)
+        except self.rados.Error as err:
+            raise Unanswered(str(err)) from err
+        if ret != 0:
+            raise Unanswered(outs or "error %d" % ret)
+        return json.loads(out)
+
+    def silent_osds(self, ids):
+        """{"osd.N": why} of the OSDs that do not answer `tell osd.N version`, asked at once."""
+        if self.rados is None:
+            answers = start_all(
+                [["timeout", str(self.timeout), "ceph", "--connect-timeout", str(max(1, self.timeout - 5)), "tell", "osd.%d" % i, "version"] for i in ids],
+                self.timeout + 5,
+            )
+            return {argv[6]: tail(err or out, 2) for argv, rc, out, err in answers if rc != 0}
+        silent = {}
+        for i in ids:
+            try:
+                ret, _, outs = self._connected().osd_command(i, json.dumps({"prefix": "version"}), b"", timeout=self.timeout)
+                if ret != 0:
+                    silent["osd.%d" % i] = outs or "error %d" % ret
+            except (self.rados.Error, Unanswered) as err:
+                silent["osd.%d" % i] = str(err)
+        return silent
+
+    def status(self):
+        """The text of `ceph -s` (or why there is none)."""
+        if self.rados is not None:
+            try:
+                ret, out, outs = self._connected().mon_command(json.dumps({"prefix": "status"}), b"", timeout=self.timeout)
+                return out.decode("utf-8", "replace") if ret == 0 else outs
+            except (self.rados.Error, Unanswered) as err:
+                return str(err)
+        rc, out, err = ceph(["-s"], timeout=self.timeout, check=False)
+        return out if rc == 0 else (out + err)
+
+    def close(self):
+        if self.client is not None:
+            self.client.shutdown()
+            self.client = None
 
 
-def poll(check, timeout, cli_timeout):
+def poll(check, timeout):
     """Calls check() (-> (done, what)) every second until done or timeout; returns (done, what)."""
     deadline = time.monotonic() + timeout
     what = ""
@@ -60,39 +136,52 @@ def main():
             quorum=dict(type="int"),
             osds=dict(type="int"),
             osd_ids=dict(type="list", elements="int"),
+            mgr=dict(type="bool"),
             timeout=dict(type="int", default=300),
             cli_timeout=dict(type="int", default=30),
         ),
         mutually_exclusive=[["osds", "osd_ids"]],
-        required_one_of=[["quorum", "osds", "osd_ids"]],
+        required_one_of=[["quorum", "osds", "osd_ids", "mgr"]],
         supports_check_mode=True,
     )
     p = module.params
-    cli = max(5, p["cli_timeout"])
-    started = time.monotonic()
+    # short calls while polling: a monitor that does not answer is asked again
+    cluster = Cluster(min(max(5, p["cli_timeout"]), 10))
+    try:
+        wait(module, p, cluster)
+    finally:
+        cluster.close()
 
-    def command(args):
-        # short calls while polling: a monitor that does not answer is asked again
-        rc, out, err = ceph(args + ["-f", "json"], timeout=min(cli, 10), check=False)
-        if rc != 0:
-            raise Unanswered(tail(err or out, 3) or "ceph exited with %s" % rc)
-        return json.loads(out)
+
+def wait(module, p, cluster):
+    started = time.monotonic()
+    what = ""
 
     if p["quorum"] is not None:
-        def check():
-            names = command(["quorum_status"])["quorum_names"]
+        def check_quorum():
+            names = cluster.mon("quorum_status")["quorum_names"]
             return len(names) >= p["quorum"], "%d of %d monitors in quorum (%s)" % (len(names), p["quorum"], ", ".join(names))
 
-        done, what = poll(check, p["timeout"], cli)
+        done, what = poll(check_quorum, p["timeout"])
         if not done:
-            module.fail_json(msg="the monitors did not reach quorum within %d s: %s" % (p["timeout"], what), status=status(cli))
-        if p["osds"] is None and p["osd_ids"] is None:
-            module.exit_json(changed=False, status=status(cli), waited=round(time.monotonic() - started, 1), detail=what)
+            module.fail_json(msg="the monitors did not reach quorum within %d s: %s" % (p["timeout"], what), status=cluster.status())
+
+    if p["mgr"]:
+        def check_mgr():
+            stat = cluster.mon("mgr stat")
+            return bool(stat["available"]), "manager %s" % ("%s active" % stat.get("active_name") if stat["available"] else "not active yet")
+
+        done, what = poll(check_mgr, max(0, p["timeout"] - (time.monotonic() - started)))
+        if not done:
+            module.fail_json(msg="no manager became active within %d s" % p["timeout"], status=cluster.status())
+
+    if p["osds"] is None and p["osd_ids"] is None:
+        module.exit_json(changed=False, status=cluster.status(), waited=round(time.monotonic() - started, 1), detail=what)
 
     wanted = p["osd_ids"]
 
-    def check():
-        osds = command(["osd", "dump"])["osds"]
+    def check_osds():
+        osds = cluster.mon("osd dump")["osds"]
         if wanted is not None:
             mine = [o for o in osds if o["osd"] in wanted]
             ready = [o for o in mine if o["up"] == 1 and o["in"] == 1]
@@ -100,28 +189,23 @@ def main():
         ready = [o for o in osds if o["up"] == 1 and o["in"] == 1]
         return len(osds) >= p["osds"] and len(ready) == len(osds), "%d OSDs, %d up and in, %d expected" % (len(osds), len(ready), p["osds"])
 
-    done, what = poll(check, max(0, p["timeout"] - (time.monotonic() - started)), cli)
+    done, what = poll(check_osds, max(0, p["timeout"] - (time.monotonic() - started)))
     if not done:
-        module.fail_json(msg="the OSDs were not up and in within %d s: %s" % (p["timeout"], what), status=status(cli))
+        module.fail_json(msg="the OSDs were not up and in within %d s: %s" % (p["timeout"], what), status=cluster.status())
 
-    # every OSD answers (asked at once, again while time is left)
-    ids = wanted if wanted is not None else [o["osd"] for o in command(["osd", "dump"])["osds"]]
+    # every OSD answers (asked again while time is left)
+    ids = wanted if wanted is not None else [o["osd"] for o in cluster.mon("osd dump")["osds"]]
     deadline = started + p["timeout"]
-    silent = list(ids)
-    last = {}
-    while silent:
-        answers = start_all([["timeout", str(cli), "ceph", "--connect-timeout", str(cli - 5), "tell", "osd.%d" % i, "version"] for i in silent], cli + 5)
-        last = {argv[6]: tail(err or out, 2) for argv, rc, out, err in answers if rc != 0}
-        silent = [i for i in silent if "osd.%d" % i in last]
-        if not silent or time.monotonic() >= deadline:
-            break
+    silent = cluster.silent_osds(ids)
+    while silent and time.monotonic() < deadline:
         time.sleep(1)
+        silent = cluster.silent_osds([i for i in ids if "osd.%d" % i in silent])
     if silent:
         module.fail_json(
-            msg="OSDs up and in but not answering within %d s: %s" % (p["timeout"], "; ".join("%s: %s" % kv for kv in last.items())),
-            status=status(cli),
+            msg="OSDs up and in but not answering within %d s: %s" % (p["timeout"], "; ".join("%s: %s" % kv for kv in silent.items())),
+            status=cluster.status(),
         )
-    module.exit_json(changed=False, status=status(cli), waited=round(time.monotonic() - started, 1), detail=what)
+    module.exit_json(changed=False, status=cluster.status(), waited=round(time.monotonic() - started, 1), detail=what)
 
 
 if __name__ == "__main__":

@@ -92,14 +92,9 @@ def ids(name_user, name_group):
     return pwd.getpwnam(name_user).pw_uid, grp.getgrnam(name_group).gr_gid
 
 
-def ensure_dir(path, mode, owner="root", group="root"):
-    """Creates path (and its parents) with mode/owner; True when something changed."""
+def _own(path, st, mode, uid, gid):
+    """Sets the owner and mode of path (whose stat is st) where they differ; True if so."""
     changed = False
-    if not os.path.isdir(path):
-        os.makedirs(path, mode)
-        changed = True
-    uid, gid = ids(owner, group)
-    st = os.stat(path)
     if st.st_uid != uid or st.st_gid != gid:
         os.chown(path, uid, gid)
         changed = True
@@ -107,6 +102,16 @@ def ensure_dir(path, mode, owner="root", group="root"):
         os.chmod(path, mode)
         changed = True
     return changed
+
+
+def ensure_dir(path, mode, owner="root", group="root"):
+    """Creates path (and its parents) with mode/owner; True when something changed."""
+    changed = False
+    if not os.path.isdir(path):
+        os.makedirs(path, mode)
+        changed = True
+    uid, gid = ids(owner, group)
+    return _own(path, os.stat(path), mode, uid, gid) or changed
 
 
 def write_file(path, content, mode, owner="root", group="root"):
@@ -121,14 +126,7 @@ def write_file(path, content, mode, owner="root", group="root"):
     except FileNotFoundError:
         same, st = False, None
     if same:
-        changed = False
-        if st.st_uid != uid or st.st_gid != gid:
-            os.chown(path, uid, gid)
-            changed = True
-        if st.st_mode & 0o7777 != mode:
-            os.chmod(path, mode)
-            changed = True
-        return changed
+        return _own(path, st, mode, uid, gid)
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".carapace-", dir=directory)
     try:
