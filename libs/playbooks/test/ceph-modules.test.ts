@@ -14,10 +14,10 @@ const makeTmp = scratchDirs('carapace-ceph-modules-');
 type Result = Record<string, any>;
 
 /** Runs one module on localhost (`ansible -m`), its arguments as JSON; returns its result. */
-async function module(tmp: string, name: string, args: Record<string, unknown>, path?: string): Promise<Result> {
+async function module(tmp: string, name: string, args: Record<string, unknown>, extraEnv: NodeJS.ProcessEnv = {}): Promise<Result> {
   const env = {
     ...ansibleEnv(tmp),
-    ...(path === undefined ? {} : { PATH: path }),
+    ...extraEnv,
     ANSIBLE_LOAD_CALLBACK_PLUGINS: '1',
     ANSIBLE_STDOUT_CALLBACK: 'oneline',
     ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
@@ -135,17 +135,98 @@ describe('carapace_ceph_wait', () => {
     expect(both.msg).toContain('mutually exclusive: osds|osd_ids');
   }, 60_000);
 
-  it('fails after its bound, with the reason and the status, when no cluster answers', async () => {
+  it('refuses to run where python3-rados is missing', async () => {
     const tmp = await makeTmp();
-    const bin = join(tmp, 'bin');
-    await mkdir(bin);
-    // a ceph that cannot reach any monitor
-    await writeFile(join(bin, 'ceph'), '#!/bin/sh\necho "error connecting to the cluster" >&2\nexit 1\n', { mode: 0o755 });
-    const started = Date.now();
-    const answer = await module(tmp, 'carapace_ceph_wait', { quorum: 3, timeout: 2, cli_timeout: 6 }, `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`);
+    const answer = await module(tmp, 'carapace_ceph_wait', { quorum: 1, timeout: 2 }, { PYTHONPATH: await standInRados(tmp, 'missing') });
     expect(answer.failed).toBe(true);
-    expect(answer.msg).toContain('the monitors did not reach quorum within 2 s: error connecting to the cluster');
+    expect(answer.msg).toContain('python3-rados is missing');
+  }, 60_000);
+
+  it('fails after its bound, with the reason and the status, when no monitor answers', async () => {
+    const tmp = await makeTmp();
+    const started = Date.now();
+    const answer = await module(tmp, 'carapace_ceph_wait', { quorum: 3, timeout: 2, cli_timeout: 6 }, { PYTHONPATH: await standInRados(tmp, 'down') });
+    expect(answer.failed).toBe(true);
+    expect(answer.msg).toContain('the monitors did not reach quorum within 2 s: cannot connect to the cluster: error connecting to the cluster');
     expect(answer.status).toContain('error connecting to the cluster');
     expect(Date.now() - started).toBeLessThan(30_000);
   }, 60_000);
+
+  it('waits until the monitors, a manager and the OSDs are there, on one connection, and returns the status', async () => {
+    const tmp = await makeTmp();
+    const answer = await module(tmp, 'carapace_ceph_wait', { quorum: 3, mgr: true, osds: 2, timeout: 30 }, { PYTHONPATH: await standInRados(tmp, 'coming') });
+    expect(answer.failed, JSON.stringify(answer)).toBe(false);
+    expect(answer.changed).toBe(false);
+    expect(answer.detail).toBe('2 OSDs, 2 up and in, 2 expected');
+    expect(answer.status).toBe('HEALTH_OK (stand-in)');
+    // three polls of the quorum, the manager, the OSDs and their answers: one connection
+    expect(await readFile(join(tmp, 'connections'), 'utf8')).toBe('1');
+  }, 60_000);
+
+  it('fails naming the OSDs that are up and in but do not answer', async () => {
+    const tmp = await makeTmp();
+    const answer = await module(tmp, 'carapace_ceph_wait', { osd_ids: [0, 1], timeout: 3 }, { PYTHONPATH: await standInRados(tmp, 'silent') });
+    expect(answer.failed).toBe(true);
+    expect(answer.msg).toContain('OSDs up and in but not answering within 3 s: osd.1: osd.1 does not answer');
+    expect(answer.msg).not.toContain('osd.0:');
+  }, 60_000);
 });
+
+/**
+ * A stand-in for python3-rados (the librados binding the module uses) in `tmp/py`, for
+ * PYTHONPATH: `down` never connects; `coming` reaches a quorum of 3 from the third poll on,
+ * has an active manager and OSDs 0 and 1 up, in and answering; `silent` is the same except
+ * that osd.1 does not answer; `missing` is a directory where `import rados` fails.
+ */
+async function standInRados(tmp: string, mode: 'down' | 'coming' | 'silent' | 'missing'): Promise<string> {
+  const dir = join(tmp, 'py');
+  await mkdir(dir);
+  if (mode === 'missing') {
+    await writeFile(join(dir, 'rados.py'), 'raise ImportError("no librados here")\n');
+    return dir;
+  }
+  const code = `import json, os
+MODE = ${JSON.stringify(mode)}
+COUNT = os.path.join(${JSON.stringify(tmp)}, "connections")
+polls = {"n": 0}
+
+
+class Error(Exception):
+    pass
+
+
+class Rados:
+    def __init__(self, conffile=None, rados_id=None):
+        assert conffile == "/etc/ceph/ceph.conf" and rados_id == "admin"
+
+    def connect(self, timeout=0):
+        if MODE == "down":
+            raise Error("error connecting to the cluster")
+        n = int(open(COUNT).read()) if os.path.exists(COUNT) else 0
+        open(COUNT, "w").write(str(n + 1))
+
+    def shutdown(self):
+        pass
+
+    def mon_command(self, cmd, inbuf, timeout=0):
+        prefix = json.loads(cmd)["prefix"]
+        if prefix == "status":
+            return 0, b"HEALTH_OK (stand-in)", ""
+        if prefix == "quorum_status":
+            polls["n"] += 1
+            names = ["a", "b", "c"] if polls["n"] >= 3 else ["a"]
+            return 0, json.dumps({"quorum_names": names}).encode(), ""
+        if prefix == "mgr stat":
+            return 0, json.dumps({"available": True, "active_name": "a"}).encode(), ""
+        if prefix == "osd dump":
+            return 0, json.dumps({"osds": [{"osd": 0, "up": 1, "in": 1}, {"osd": 1, "up": 1, "in": 1}]}).encode(), ""
+        return -22, b"", "unknown command " + prefix
+
+    def osd_command(self, osd, cmd, inbuf, timeout=0):
+        if MODE == "silent" and osd == 1:
+            raise Error("osd.1 does not answer")
+        return 0, b'{"version": "16.2.15"}', ""
+`;
+  await writeFile(join(dir, 'rados.py'), code);
+  return dir;
+}

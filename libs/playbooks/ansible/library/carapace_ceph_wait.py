@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Carapace: the bounded waits of the Ceph playbooks, polling the cluster every second from a
 # host with the admin keyring (one task, instead of a retried command every few seconds),
-# through librados (python3-rados, which the ceph CLI itself uses) on one connection.
+# through librados (python3-rados, which the ceph CLI itself uses) on one connection: no
+# Python start per call, which matters on a host busy starting OSDs.
 """Wait (bounded) for the monitors' quorum or for OSDs up, in and answering."""
 
 DOCUMENTATION = r"""
@@ -14,8 +15,7 @@ description:
   - osds=N waits until the cluster has at least N OSDs, all of them up and in (ceph osd
     dump); osd_ids=[...] waits for those OSDs only. Then every one of them must answer
     `ceph tell osd.ID version` (the monitor may still list a dead OSD as up).
-  - Asks through librados (python3-rados, a dependency of ceph-common) on one connection;
-    through the ceph CLI where the binding is missing.
+  - Asks through librados (python3-rados, a dependency of ceph-common) on one connection.
   - Returns status, the text of `ceph -s`, in both cases; fails with it and the reason when
     the wait runs out. Changes nothing.
 options:
@@ -24,14 +24,14 @@ options:
   osd_ids: {type: list, elements: int}
   mgr: {type: bool, description: wait for an active manager when true}
   timeout: {type: int, default: 300, description: seconds}
-  cli_timeout: {type: int, default: 30, description: bound of each ceph call (seconds)}
+  cli_timeout: {type: int, default: 30, description: bound of each call to the cluster (seconds; at most 10 are used while polling)}
 """
 
 import json
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import ceph, start_all, tail
+from ansible.module_utils.carapace_ceph import tail
 
 
 class Unanswered(Exception):
@@ -39,19 +39,13 @@ class Unanswered(Exception):
 
 
 class Cluster:
-    """Asks the cluster as client.admin: through librados when python3-rados is installed
-    (the ceph CLI's own binding: one connection for every poll, no Python start per call,
-    which matters on a host busy starting OSDs), else through the ceph CLI."""
+    """Asks the cluster as client.admin through librados, on one connection made at the
+    first call (and again after a failed one)."""
 
-    def __init__(self, timeout):
+    def __init__(self, rados, timeout):
+        self.rados = rados
         self.timeout = timeout
         self.client = None
-        try:
-            import rados  # pylint: disable=import-outside-toplevel
-
-            self.rados = rados
-        except ImportError:
-            self.rados = None
 
     def _connected(self):
         if self.client is None:
@@ -65,48 +59,37 @@ class Cluster:
         return self.client
 
     def mon(self, prefix):
-        """The JSON answer of a monitor command (`quorum_status`, `osd dump`)."""
-        if self.rados is None:
-            rc, out, err = ceph(prefix.split() + ["-f", "json"], timeout=self.timeout, check=False)
-            if rc != 0:
-                raise Unanswered(tail(err or out, 3) or "ceph exited with %s" % rc)
-            return json.loads(out)
+        """The JSON answer of a monitor command (`quorum_status`, `osd dump`, `mgr stat`)."""
         try:
             ret, out, outs = self._connected().mon_command(json.dumps({"prefix": prefix, "format": "json"}), b"", timeout=self.timeout)
         except self.rados.Error as err:
+            self.close()
             raise Unanswered(str(err)) from err
         if ret != 0:
             raise Unanswered(outs or "error %d" % ret)
         return json.loads(out)
 
     def silent_osds(self, ids):
-        """{"osd.N": why} of the OSDs that do not answer `tell osd.N version`, asked at once."""
-        if self.rados is None:
-            answers = start_all(
-                [["timeout", str(self.timeout), "ceph", "--connect-timeout", str(max(1, self.timeout - 5)), "tell", "osd.%d" % i, "version"] for i in ids],
-                self.timeout + 5,
-            )
-            return {argv[6]: tail(err or out, 2) for argv, rc, out, err in answers if rc != 0}
+        """{"osd.N": why} of the OSDs that do not answer `tell osd.N version`."""
         silent = {}
         for i in ids:
             try:
                 ret, _, outs = self._connected().osd_command(i, json.dumps({"prefix": "version"}), b"", timeout=self.timeout)
                 if ret != 0:
                     silent["osd.%d" % i] = outs or "error %d" % ret
-            except (self.rados.Error, Unanswered) as err:
+            except Unanswered as err:
                 silent["osd.%d" % i] = str(err)
+            except self.rados.Error as err:
+                silent["osd.%d" % i] = tail(str(err), 2)
         return silent
 
     def status(self):
         """The text of `ceph -s` (or why there is none)."""
-        if self.rados is not None:
-            try:
-                ret, out, outs = self._connected().mon_command(json.dumps({"prefix": "status"}), b"", timeout=self.timeout)
-                return out.decode("utf-8", "replace") if ret == 0 else outs
-            except (self.rados.Error, Unanswered) as err:
-                return str(err)
-        rc, out, err = ceph(["-s"], timeout=self.timeout, check=False)
-        return out if rc == 0 else (out + err)
+        try:
+            ret, out, outs = self._connected().mon_command(json.dumps({"prefix": "status"}), b"", timeout=self.timeout)
+            return out.decode("utf-8", "replace") if ret == 0 else outs
+        except (self.rados.Error, Unanswered) as err:
+            return str(err)
 
     def close(self):
         if self.client is not None:
@@ -145,8 +128,12 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    try:
+        import rados  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        module.fail_json(msg="python3-rados is missing (ceph-common depends on it): cannot ask the cluster")
     # short calls while polling: a monitor that does not answer is asked again
-    cluster = Cluster(min(max(5, p["cli_timeout"]), 10))
+    cluster = Cluster(rados, min(max(5, p["cli_timeout"]), 10))
     try:
         wait(module, p, cluster)
     finally:

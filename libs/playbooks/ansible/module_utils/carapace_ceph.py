@@ -5,7 +5,6 @@
 """Shared helpers of the Carapace Ceph modules."""
 
 import grp
-import json
 import os
 import pwd
 import subprocess
@@ -31,10 +30,10 @@ def tail(text, lines=15):
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
-def run(argv, timeout=120, check=False, stdin=None):
+def run(argv, timeout=120, check=False):
     """(rc, stdout, stderr) of argv; rc 127 when it is missing, 124 when it timed out."""
     try:
-        done = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, check=False)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, check=False)
         rc, out, err = done.returncode, done.stdout, done.stderr
     except FileNotFoundError as exc:
         rc, out, err = 127, "", str(exc)
@@ -76,16 +75,9 @@ def start_all(argvs, timeout):
 
 
 def ceph(args, timeout=30, check=True):
-    """Runs the ceph CLI with the host's admin keyring, bounded; JSON output parsed when asked."""
+    """Runs the ceph CLI with the host's admin keyring, bounded."""
     argv = ["timeout", str(timeout), "ceph", "--connect-timeout", str(max(1, timeout - 5))] + list(args)
-    rc, out, err = run(argv, timeout=timeout + 5, check=check)
-    return rc, out, err
-
-
-def ceph_json(args, timeout=30):
-    """The parsed JSON of `ceph ARGS -f json`; raises CommandError when it fails."""
-    _, out, _ = ceph(list(args) + ["-f", "json"], timeout=timeout)
-    return json.loads(out)
+    return run(argv, timeout=timeout + 5, check=check)
 
 
 def ids(name_user, name_group):
