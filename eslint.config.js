@@ -1,4 +1,6 @@
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -27,6 +29,44 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    // One-way layers: a package reaches another only through its public entry (package.json
+    // `exports`), never through its src/ or test/ files; shared test code is
+    // @carapace/test-support. And no module imports itself back through a cycle.
+    files: ['**/*.{ts,tsx,mts,cts}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx', '.mts', '.cts'] },
+      'import-x/resolver-next': [
+        // `.js` specifiers resolve to the `.ts` sources (the resolver's default extension
+        // aliases); workspace packages to their sources, as vitest and tsc resolve them.
+        createTypeScriptImportResolver({
+          project: 'tsconfig.json',
+          conditionNames: ['@carapace/source', 'types', 'import', 'node', 'default'],
+        }),
+      ],
+    },
+    rules: {
+      'import-x/no-relative-packages': 'error',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@carapace/[^/]+/(src|test|dist)(/|$)',
+              message: "Import the package's public entry (its package.json `exports`), not its internals.",
+            },
+            {
+              regex: '(^|/)(apps|libs)/[^/]+/(src|test|dist)(/|$)',
+              message: "Import the package by name (@carapace/...), through its public entry, not by path into its files.",
+            },
+          ],
+        },
+      ],
+      'import-x/no-cycle': 'error',
     },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },

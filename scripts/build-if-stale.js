@@ -6,8 +6,13 @@
 // package.json, tsconfig.base.json, the build config and package-lock.json (a dependency
 // change). Builds are serialized by a lock (a directory holding the builder's pid) so that
 // parallel starts build once. Not part of any published package: it only exists in a checkout.
+//
+// The web UI (apps/ui) is built the same way by `buildUiIfStale`, with Vite instead of tsc:
+// inputs are its src/, public/, index.html, configs and package.json, the sources of the
+// workspace libraries it imports (Vite bundles them from source) and package-lock.json; the
+// build's time is that of dist/index.html, which Vite writes last.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LOCK = join(root, 'node_modules', '.cache', 'carapace', 'build.lock');
 const STALE_LOCK_MS = 10 * 60_000;
+/** The web UI's workspace. */
+export const UI_DIR = join(root, 'apps', 'ui');
 
 /** The newest modification time under `path` (0 if it does not exist). */
 function newest(path) {
@@ -59,6 +66,38 @@ export function isStale(configFile) {
   }
 }
 
+/** The directories of the `@carapace/*` workspaces `dir`'s package depends on, recursively. */
+function workspaceDeps(dir, seen = new Set()) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  for (const name of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) {
+    if (!name.startsWith('@carapace/')) continue;
+    let target;
+    try {
+      target = realpathSync(join(root, 'node_modules', name));
+    } catch {
+      continue;
+    }
+    if (seen.has(target)) continue;
+    seen.add(target);
+    workspaceDeps(target, seen);
+  }
+  return seen;
+}
+
+/** True when the UI in `uiDir` has no build yet or one of its inputs changed after it. */
+export function isUiStale(uiDir = UI_DIR) {
+  try {
+    const built = newest(join(uiDir, 'dist', 'index.html'));
+    if (built === 0) return true;
+    let inputs = newest(join(root, 'package-lock.json'));
+    for (const name of ['src', 'public', 'index.html', 'package.json', 'tsconfig.json', 'vite.config.ts']) inputs = Math.max(inputs, newest(join(uiDir, name)));
+    for (const dep of workspaceDeps(uiDir)) inputs = Math.max(inputs, newest(join(dep, 'src')), newest(join(dep, 'package.json')));
+    return inputs > built;
+  } catch {
+    return true;
+  }
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -90,6 +129,21 @@ async function acquireLock() {
   }
 }
 
+/** Runs `node args` as a build step; a signal meanwhile stops it, frees the lock and ends the process. */
+async function runBuild(args, { cwd = root, output = 'inherit' } = {}) {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', output === 'stderr' ? 2 : 'inherit', 'inherit'] });
+  const onSignal = (signal) => {
+    child.kill(signal);
+    rmSync(LOCK, { recursive: true, force: true });
+    process.kill(process.pid, signal);
+  };
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.once(s, onSignal);
+  const code = await new Promise((r) => child.on('close', (c) => r(c)));
+  for (const s of signals) process.removeListener(s, onSignal);
+  return code;
+}
+
 /**
  * Builds `configFile` (a tsconfig with references) with `tsc -b` when it is stale. Resolves
  * with 'fresh' (nothing to do), 'built', or 'no-compiler' (TypeScript is not installed: a
@@ -109,21 +163,45 @@ export async function buildIfStale(configFile, { output = 'inherit', onBuild } =
   try {
     if (!isStale(configFile)) return 'fresh';
     onBuild?.();
-    const child = spawn(process.execPath, [tsc, '-b', configFile], { stdio: ['ignore', output === 'stderr' ? 2 : 'inherit', 'inherit'] });
-    const onSignal = (signal) => {
-      child.kill(signal);
-      rmSync(LOCK, { recursive: true, force: true });
-      process.kill(process.pid, signal);
-    };
-    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-    for (const s of signals) process.once(s, onSignal);
-    const code = await new Promise((r) => child.on('close', (c) => r(c)));
-    for (const s of signals) process.removeListener(s, onSignal);
+    const code = await runBuild([tsc, '-b', configFile], { output });
     if (code !== 0) throw new Error(`tsc -b ${configFile} failed (exit code ${code})`);
     // tsc -b leaves an up-to-date project's outputs alone even when an input that is not its
     // own (package-lock.json) changed: mark them built now so the next start is cheap.
     const now = new Date();
     for (const dir of projectDirs(configFile)) utimesSync(join(dir, 'dist', '.tsbuildinfo'), now, now);
+    return 'built';
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Builds the web UI (`vite build` in `uiDir`) when it is stale, as `buildIfStale` does for
+ * TypeScript: resolves with 'fresh', 'built', 'no-compiler' (Vite is not installed: a
+ * production install serves what is built) or 'absent' (no UI workspace); rejects when the
+ * build fails.
+ */
+export async function buildUiIfStale({ uiDir = UI_DIR, output = 'inherit', onBuild } = {}) {
+  let pkg;
+  try {
+    pkg = statSync(join(uiDir, 'package.json'));
+  } catch {
+    return 'absent';
+  }
+  if (!pkg.isFile() || !isUiStale(uiDir)) return 'fresh';
+  let vite;
+  try {
+    const require = createRequire(join(uiDir, 'package.json'));
+    vite = join(dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
+  } catch {
+    return 'no-compiler';
+  }
+  await acquireLock();
+  try {
+    if (!isUiStale(uiDir)) return 'fresh';
+    onBuild?.();
+    const code = await runBuild([vite, 'build', '--logLevel', 'warn'], { cwd: uiDir, output });
+    if (code !== 0) throw new Error(`vite build in ${uiDir} failed (exit code ${code})`);
     return 'built';
   } finally {
     rmSync(LOCK, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container } from '../../apps/control-plane/src/index.js';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container } from '@carapace/control-plane';
 import { ENV_ADMIN_PASSWORD, ENV_DATA_DIR, ENV_SERVERS, ENV_USERS, type ChildMessage, type ParentMessage, type ServerKind } from './protocol.js';
 import { seedServers, seedUsers } from './seed.js';
 

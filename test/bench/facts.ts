@@ -1,5 +1,5 @@
 import type { Disk, NetworkInterface, Partition, ServerFacts } from '@carapace/models';
-import { disk as fixtureDisk } from '../../libs/playbooks/test/fixtures/facts.js';
+import { disk as fixtureDisk } from '@carapace/test-support/playbook-facts';
 
 export function pick<T>(list: readonly T[], r: () => number): T {
   return list[Math.floor(r() * list.length)] as T;

@@ -6,47 +6,13 @@
 // The control plane is the real program (a subprocess on a temporary data dir); the runner
 // side is a protocol client sending log chunks the way the runner agent does (32 KiB chunks,
 // numbered, waiting for the stream's drain), so the figure is the control plane's own.
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
-import { Api, ControlPlane, DISCOVERY_TOKEN, eventually } from '../e2e/system.js';
+import { Api, ControlPlane } from '../e2e/system.js';
+import { logChunks, startFedRun } from './log-feed.js';
 
 const LINES = Number(process.env.BENCH_LOG_LINES ?? 200_000);
-const CHUNK_CHARS = 32 * 1024;
-
-function line(i: number): string {
-  return `ok: [10.0.0.${i % 250}] => (item=osd.${i % 97}) task ${String(i).padStart(7, '0')} of the bench playbook, changed=false\n`;
-}
-
-function chunks(): string[] {
-  const out: string[] = [];
-  let buf = '';
-  for (let i = 0; i < LINES; i++) {
-    buf += line(i);
-    if (buf.length >= CHUNK_CHARS) {
-      out.push(buf);
-      buf = '';
-    }
-  }
-  if (buf) out.push(buf);
-  return out;
-}
-
-function benchFacts(ip: string) {
-  return {
-    hostname: 'bench',
-    fqdn: 'bench.example.net',
-    os: { id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)', kernel: '6.1.0' },
-    cpu: { count: 8, model: 'bench' },
-    memory: { total_bytes: 34359738368 },
-    interfaces: [{ name: 'eth0', mac: '52:54:00:00:00:01', mtu: 1500, addresses: [{ family: 'inet', address: ip, prefix: 24 }], default_route: true }],
-    default_ipv4: ip,
-    disks: [],
-    gathered_at: Math.floor(Date.now() / 1000),
-  };
-}
 
 function rssKiB(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -91,7 +57,7 @@ async function baseline(parts: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const parts = chunks();
+  const parts = logChunks(LINES);
   const base = await baseline(parts);
 
   const cp = await ControlPlane.start({ runner: 'none', env: { CARAPACE_LOG_LEVEL: 'warn' } });
@@ -99,56 +65,24 @@ async function main(): Promise<void> {
   try {
     const api = new Api(cp.url);
     await api.login();
-    const { token } = await api.ok('POST', '/v1/runner/', { name: 'bench' });
-    const client = createRunnerClient(cp.grpcAddress, grpc.credentials.createInsecure());
-    const md = new grpc.Metadata();
-    md.set('authorization', `Bearer ${token}`);
-    const call = client.Connect(md);
-    let assigned: (id: string) => void = () => {};
-    const assignment = new Promise<string>((resolve) => (assigned = resolve));
-    let acked = 0;
-    call.on('data', (m: ControlMessage__Output) => {
-      if (m.body === 'assignment' && m.assignment) assigned(m.assignment.execution_id);
-      if (m.body === 'ack' && m.ack) acked = Math.max(acked, m.ack.seq);
-      // The bench runner answers fact requests itself: the server is not reachable.
-      if (m.body === 'gather_facts' && m.gather_facts) {
-        const g = m.gather_facts;
-        call.write({ facts: { request_id: g.request_id, server_id: g.server_id, facts_json: JSON.stringify(benchFacts(g.address)), host_key: 'ssh-ed25519 AAAAbench', error: '' } });
-      }
-    });
-    call.on('error', () => {});
-    call.write({ hello: { protocol_version: PROTOCOL_VERSION, name: 'bench', version: 'bench', labels: {}, slots: 1, running_execution_ids: [], ssh_public_key: '' } });
-    const serverId = randomUUID();
-    await api.call('POST', '/v1/server/', { id: serverId, host: '10.0.0.1', username: 'ansible' }, false, { authorization: DISCOVERY_TOKEN });
-    await eventually(async () => ((await api.ok('GET', `/v1/server/${serverId}/`)).data.state === 'operational' ? true : undefined), 30_000, 'facts');
-    const cluster = await api.ok('POST', '/v1/cluster/', { name: 'bench' });
-    const config = await api.ok('POST', '/v1/playbook_configuration/', { name: 'bench', cluster_id: cluster.id, playbook_id: 'hello_world', server_ids: [serverId] });
-    const execution = await api.ok('POST', '/v1/execution/', { playbook_configuration: { id: config.id, version: config.version } });
-    const executionId = await assignment;
-    if (executionId !== execution.id) throw new Error('unexpected assignment');
+    const run = await startFedRun(cp, api);
+    const { executionId } = run;
 
     const idle = rssKiB(pid);
     const following = countLines(`${cp.url}/v1/execution/${executionId}/log/?follow=yes`, { authorization: api.authToken, accept: 'text/plain' });
     const samples: { at: number; rss: number }[] = [];
     const started = performance.now();
-    let offset = 0;
-    let seq = 0;
-    const write = async (m: RunnerMessage) => {
-      if (!call.write(m)) await once(call, 'drain');
-    };
-    for (const [i, text] of parts.entries()) {
-      await write({ log: { execution_id: executionId, seq: ++seq, offset, text } });
-      offset += text.length;
+    await run.sendLog(parts, (i) => {
       if (i % Math.ceil(parts.length / 20) === 0) samples.push({ at: i / parts.length, rss: rssKiB(pid).rss });
-    }
-    await write({ result: { execution_id: executionId, seq: ++seq, outcome: 'completed', reason: '' } });
+    });
+    const finished = run.finish();
     const followed = await following;
     const sentMs = performance.now() - started;
-    await eventually(async () => (acked >= seq ? true : undefined), 30_000, 'the last ack');
+    await finished;
     const end = rssKiB(pid);
     samples.push({ at: 1, rss: end.rss });
-    call.end();
-    client.close();
+    run.close();
+    const offset = parts.reduce((n, p) => n + p.length, 0);
 
     if (followed.lines !== LINES) throw new Error(`the follower got ${followed.lines} of ${LINES} lines`);
     const rate = (followed.lines / followed.ms) * 1000;

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { UserData } from '@carapace/models';
-import type { Db } from '../../apps/control-plane/src/index.js';
-import { users } from '../../apps/control-plane/src/db/schema/index.js';
-import { VersionedRepository } from '../../apps/control-plane/src/db/versioned.repository.js';
-import type { ServerService } from '../../apps/control-plane/src/services/server.service.js';
-import { random } from '../support/random.js';
+import type { Container, Db } from '@carapace/control-plane';
+import { schema, VersionedRepository } from '@carapace/control-plane/testing';
+import { random } from '@carapace/test-support/random';
 import { pick, publicIp, serverFacts } from './facts.js';
 
 const FIRST = [
@@ -34,7 +32,7 @@ function ascii(s: string): string {
  * get routes without paying for the API's password hashing and mails. Returns their ids.
  */
 export function seedUsers(db: Db, count: number, initiatorId: string | null): string[] {
-  const repo = new VersionedRepository<UserData>(db, users, {
+  const repo = new VersionedRepository<UserData>(db, schema.users, {
     data: ['login', 'email', 'full_name', 'role_id'],
     defaultSort: [['full_name', 1]],
   });
@@ -65,7 +63,7 @@ export function seedUsers(db: Db, count: number, initiatorId: string | null): st
  * one transaction (the service's own transactions nest in it as savepoints). Returns their
  * ids and the mean size of the facts JSON in bytes.
  */
-export function seedServers(db: Db, servers: ServerService, count: number): { ids: string[]; factsBytes: number } {
+export function seedServers(db: Db, servers: Container['services']['servers'], count: number): { ids: string[]; factsBytes: number } {
   const r = random(0x5e7e75);
   const now = Math.floor(Date.now() / 1000);
   const ids: string[] = [];

@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli } from '../support/cli.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli } from '@carapace/test-support/cli';
 
 /** The CLI as a subprocess: info, user, role, permission and password-reset. */
 describe('carapace: info, users, roles, permissions, password reset', () => {

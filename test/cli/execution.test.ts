@@ -1,8 +1,8 @@
 import { Client } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli, startCli } from '../support/cli.js';
-import { ScriptedRunner } from '../support/runner.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli, startCli } from '@carapace/test-support/cli';
+import { ScriptedRunner } from '@carapace/test-support/runner';
 
 /** The CLI as a subprocess: the execution group, with a scripted runner on the control plane's side. */
 describe('carapace execution', () => {

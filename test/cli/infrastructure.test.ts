@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli } from '../support/cli.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli } from '@carapace/test-support/cli';
 
 /** The CLI as a subprocess: cluster, server, playbook and playbook-configuration. */
 describe('carapace: clusters, servers, playbooks, playbook configurations', () => {
@@ -107,7 +107,7 @@ describe('carapace: clusters, servers, playbooks, playbook configurations', () =
   });
 
   it('cluster cinder-integration; deletes of playbook configurations, servers and clusters', async () => {
-    cp.services.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\n', Math.floor(Date.now() / 1000));
+    cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\n', Math.floor(Date.now() / 1000));
     const [files, rooted] = await Promise.all([
       carapace('cluster', 'cinder-integration', ids.cluster),
       carapace('cluster', 'cinder-integration', ids.cluster, '--root', '/opt/ceph'),

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cli } from '../../apps/cli/src/context.js';
-import { buildProgram } from '../../apps/cli/src/program.js';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli } from '../support/cli.js';
+import { createProgram } from '@carapace/cli';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli } from '@carapace/test-support/cli';
 
 const GROUPS = ['cloud-config', 'cluster', 'completion', 'execution', 'info', 'login', 'logout', 'password-reset', 'permission', 'playbook', 'playbook-configuration', 'role', 'runner', 'server', 'user'];
 
@@ -136,7 +135,7 @@ describe('carapace: completion, table widths, lists and help texts', () => {
   });
 
   it('help texts: "an execution", and no other a/an mistake in any command', () => {
-    const texts = commands(buildProgram(new Cli({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }))).map(({ path, command }) => ({
+    const texts = commands(createProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} })).map(({ path, command }) => ({
       path: path.join(' '),
       // One line: a wrapped "a\n   execution" is still caught.
       text: command.helpInformation().replace(/\s+/g, ' '),

@@ -1,7 +1,7 @@
 import { Client } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli } from '../support/cli.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli } from '@carapace/test-support/cli';
 
 /** The CLI as a subprocess: runners and their tokens (a Carapace extension). */
 describe('carapace runner: get-all, create, delete', () => {

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, CLI_BIN, parsed, runCli } from '../support/cli.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, CLI_BIN, parsed, runCli } from '@carapace/test-support/cli';
 
 /** Whether the API takes `token` (a direct call, not through the CLI). */
 async function accepted(url: string, token: string): Promise<number> {

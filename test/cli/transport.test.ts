@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DISCOVERY_TOKEN, ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { buildCli, parsed, runCli } from '../support/cli.js';
-import { TinyServer, closedPortUrl } from '../support/tiny-servers.js';
-import { makePki, TlsProxy, type TestPki } from '../support/tls.js';
+import { DISCOVERY_TOKEN, ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { buildCli, parsed, runCli } from '@carapace/test-support/cli';
+import { TinyServer, closedPortUrl } from '@carapace/test-support/tiny-servers';
+import { makePki, TlsProxy, type TestPki } from '@carapace/test-support/tls';
 
 const GROUPS = ['cloud-config', 'cluster', 'execution', 'info', 'password-reset', 'permission', 'playbook', 'playbook-configuration', 'role', 'runner', 'server', 'user'];
 const PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBvYJ0jS3Ys2Ab7gUQj3oUO1b3qO1q0WnV0n1yq8qkqC ansible@carapace';

@@ -1,7 +1,7 @@
 import { Client, ServiceApiError, TokenAuth, noAuth } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { recordingFetch } from '../support/recording-fetch.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { recordingFetch } from '@carapace/test-support/recording-fetch';
 
 async function revoke(cp: TestControlPlane, token: string | null): Promise<void> {
   const res = await fetch(`${cp.url}/v1/auth/`, { method: 'DELETE', headers: { authorization: token ?? '' } });

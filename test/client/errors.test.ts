@@ -1,7 +1,7 @@
 import { Client, ServiceApiError, ServiceError } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { TinyServer, closedPortUrl } from '../support/tiny-servers.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { TinyServer, closedPortUrl } from '@carapace/test-support/tiny-servers';
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
   const err = await promise.then(

@@ -1,10 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { Client, SNAKE_CASE_ALIASES, isFinalExecutionState, type ExecutionProgress } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { recordingFetch } from '../support/recording-fetch.js';
-import { ScriptedRunner } from '../support/runner.js';
-import { TinyServer } from '../support/tiny-servers.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { recordingFetch } from '@carapace/test-support/recording-fetch';
+import { ScriptedRunner } from '@carapace/test-support/runner';
+import { TinyServer } from '@carapace/test-support/tiny-servers';
 
 /** The contract's method names (service-contract.md, "Client library contract"). */
 const CONTRACT_NAMES = `create_cluster, create_execution, create_playbook_configuration, create_role, create_server, create_user,

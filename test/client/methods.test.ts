@@ -1,8 +1,8 @@
 import { Client, ServiceApiError } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { recordingFetch } from '../support/recording-fetch.js';
-import { ScriptedRunner } from '../support/runner.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { recordingFetch } from '@carapace/test-support/recording-fetch';
+import { ScriptedRunner } from '@carapace/test-support/runner';
 
 /** Every method of the contract against a real control plane, in the order a user meets them. */
 describe('client: every method against a running control plane', () => {
@@ -214,8 +214,8 @@ describe('client: every method against a running control plane', () => {
     const missing = await client.getCinderIntegration(ids.cluster).catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: 404, error: 'NotFound' });
     const now = Math.floor(Date.now() / 1000);
-    cp.services.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\nfsid = 1\n', now);
-    cp.services.clusterFiles.put(ids.cluster, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = k\n', now);
+    cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\nfsid = 1\n', now);
+    cp.clusterFiles.put(ids.cluster, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = k\n', now);
     expect(await client.getCinderIntegration(ids.cluster)).toEqual({
       '/etc/ceph/ceph.conf': '[global]\nfsid = 1\n',
       '/etc/ceph/ceph.client.cinder.keyring': '[client.cinder]\nkey = k\n',

@@ -1,7 +1,7 @@
 import { Client, ServiceApiError } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { recordingFetch } from '../support/recording-fetch.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { recordingFetch } from '@carapace/test-support/recording-fetch';
 
 async function failure(promise: Promise<unknown>): Promise<ServiceApiError> {
   const err = await promise.then(

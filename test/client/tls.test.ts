@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, ServiceApiError, ServiceError } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
-import { ScriptedRunner } from '../support/runner.js';
-import { makePki, TlsProxy, type TestPki } from '../support/tls.js';
+import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { ScriptedRunner } from '@carapace/test-support/runner';
+import { makePki, TlsProxy, type TestPki } from '@carapace/test-support/tls';
 
 function causes(err: unknown): string {
   const parts: string[] = [];

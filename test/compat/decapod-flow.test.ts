@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DISCOVERY_TOKEN, makeFacts, ROOT_PASSWORD, TestControlPlane } from '../support/control-plane.js';
+import { DISCOVERY_TOKEN, ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { makeFacts } from '@carapace/test-support/facts';
 
 const SCRIPT = fileURLToPath(new URL('./decapod_flow.py', import.meta.url));
 
@@ -58,7 +59,7 @@ describe('compat: a decapodlib-style Python client runs a whole session', () => 
     cp = await TestControlPlane.start();
     // No runner here (CARAPACE_RUNNER none): play its part for fact gathering, answering each
     // registration at once with the facts of a small Debian host at the registered address.
-    stopFacts = cp.services.servers.onFactsRequested((server) => {
+    stopFacts = cp.services.servers.factsRequested.on((server) => {
       setImmediate(() => {
         const hostname = `compat-${server.data.ip.replace(/\W/g, '-')}`;
         cp.services.servers.recordFacts(server.id, makeFacts(hostname, server.data.ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICompatTestKey');

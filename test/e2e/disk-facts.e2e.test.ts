@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import type { ServerFacts } from '@carapace/models';
 import { clusterDeployPlugin, PlaybookInputError, resolveHints, type PluginCluster, type PluginServer } from '@carapace/playbooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatherFacts } from '../../apps/runner/src/ssh/index.js';
+import { gatherFacts } from '@carapace/runner';
 import { createLab, generateKeyPair, type KeyPair, type Lab, type LabHost } from '../lab/lab.js';
 import { run } from '../lab/sys.js';
 

@@ -2,25 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Container } from '@carapace/control-plane';
-import { makeFacts } from '../../apps/control-plane/test/fixtures.js';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container } from '@carapace/control-plane';
+import { ClusterFileRepository } from '@carapace/control-plane/testing';
+import { TestClock } from './clock.js';
+import { makeFacts } from './facts.js';
 import { MailSink } from './mail-sink.js';
 
 /** The password of `root` in every test control plane. */
 export const ROOT_PASSWORD = 'root-password-for-client-tests';
 /** The discovery token of every test control plane. */
 export const DISCOVERY_TOKEN = 'client-tests-discovery-token-0123456789';
-
-/** A clock the tests can move forward (it moves the control plane's idea of now, not the client's). */
-export class MovableClock implements Clock {
-  offsetMs = 0;
-  nowMs(): number {
-    return Date.now() + this.offsetMs;
-  }
-  advance(seconds: number): void {
-    this.offsetMs += seconds * 1000;
-  }
-}
 
 /**
  * A real control plane, in this process, listening on 127.0.0.1 port 0: a real SQLite
@@ -31,8 +22,10 @@ export class TestControlPlane {
   app!: Awaited<ReturnType<typeof buildApp>>;
   container!: Container;
   url = '';
-  readonly clock = new MovableClock();
+  readonly clock = new TestClock();
   readonly mail = new MailSink();
+  /** The files of clusters a deploy stores, for a test to store them itself. */
+  clusterFiles!: ClusterFileRepository;
   private dir = '';
 
   /** Starts one; `env` adds `CARAPACE_*` settings (e.g. `CARAPACE_TOKEN_TTL_S`). */
@@ -53,7 +46,9 @@ export class TestControlPlane {
       },
     });
     const logger = createLogger(config.logLevel);
-    cp.container = await createContainer(config, openDatabase(':memory:'), logger, { clock: cp.clock });
+    const db = openDatabase(':memory:');
+    cp.clusterFiles = new ClusterFileRepository(db);
+    cp.container = await createContainer(config, db, logger, { clock: cp.clock });
     cp.app = await buildApp({ services: cp.container.services, logger });
     await cp.app.listen({ host: '127.0.0.1', port: 0 });
     cp.url = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;
@@ -89,6 +84,3 @@ export class TestControlPlane {
     return id;
   }
 }
-
-/** Facts of a Debian host as a runner gathers them (the control plane's test fixture). */
-export { makeFacts };

@@ -40,7 +40,7 @@ export class ScriptedRunner {
       name: step.name,
       result: step.result,
       error: step.result === 'error' ? { msg: `${step.name} failed` } : {},
-      serverId: step.serverId,
+      host: step.serverId ?? '',
       timeStarted: now,
       timeFinished: now,
     });

@@ -1,4 +1,5 @@
 import { Client, normaliseBaseUrl, type ClientOptions } from '@carapace/client';
+import { parseBoolean } from '@carapace/config';
 import type { Command } from 'commander';
 import { ask } from './prompt.js';
 import { configDir, DEFAULT_PROFILE, isProfileName, SessionStore, type Profile, type Session } from './session.js';
@@ -40,8 +41,6 @@ export class ExecutionFailed extends Error {
   override name = 'ExecutionFailed';
 }
 
-const TRUE = /^(1|y|yes|t|true|on)$/i;
-
 /** The command that logs in to a profile, as the user types it. */
 export function loginCommandFor(profile: string): string {
   return profile === DEFAULT_PROFILE ? 'carapace login' : `carapace --profile ${profile} login`;
@@ -61,7 +60,7 @@ export class Cli {
   globals(command: Command): GlobalOptions {
     const options = command.optsWithGlobals<GlobalOptions>();
     // A negatable flag cannot take commander's env support (any value would disable checks).
-    const noVerify = TRUE.test(this.io.env.CARAPACE_NO_VERIFY ?? '');
+    const noVerify = parseBoolean(this.io.env.CARAPACE_NO_VERIFY ?? '') === true;
     return { ...options, verify: options.verify && !noVerify };
   }
 

@@ -1,2 +1,2 @@
-export { main } from './main.js';
+export { createProgram, main } from './main.js';
 export type { CliIo } from './context.js';

@@ -1,5 +1,5 @@
 import { ServiceApiError, ServiceError } from '@carapace/client';
-import { CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { Cli, ExecutionFailed, NotLoggedIn, UsageError, type CliIo } from './context.js';
 import { buildProgram } from './program.js';
 
@@ -33,6 +33,11 @@ async function report(cli: Cli, err: unknown): Promise<number> {
   }
   cli.note(`carapace: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return 70;
+}
+
+/** The `carapace` command tree, built but not run: for reading its commands and help texts. */
+export function createProgram(io: CliIo): Command {
+  return buildProgram(new Cli(io));
 }
 
 /**

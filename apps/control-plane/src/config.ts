@@ -1,10 +1,25 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
-import { parse as parseYaml } from 'yaml';
+import { deepFreeze, envLayer, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
+
+/**
+ * The built web UI of this install (`apps/ui/dist`): the same place relative to this file in
+ * the sources (`src/`) and in the build (`dist/`).
+ */
+export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../ui/dist', import.meta.url));
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const LogLevel = Type.Union([
+  Type.Literal('fatal'),
+  Type.Literal('error'),
+  Type.Literal('warn'),
+  Type.Literal('info'),
+  Type.Literal('debug'),
+  Type.Literal('trace'),
+  Type.Literal('silent'),
+]);
+const LogFormat = Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]);
 
 /** The ends of an execution a notification target may ask for. */
 export const NOTIFICATION_EVENTS = ['completed', 'failed', 'canceled'] as const;
@@ -43,17 +58,9 @@ export type NotificationTargets = Static<typeof NotificationTargets>;
 export const ConfigSchema = Type.Object(
   {
     dataDir: Type.String({ minLength: 1 }),
-    logLevel: Type.Union([
-      Type.Literal('fatal'),
-      Type.Literal('error'),
-      Type.Literal('warn'),
-      Type.Literal('info'),
-      Type.Literal('debug'),
-      Type.Literal('trace'),
-      Type.Literal('silent'),
-    ]),
+    logLevel: LogLevel,
     /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
-    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
+    logFormat: LogFormat,
     http: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -107,7 +114,29 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /** The web UI served at `/` beside `/v1`. */
+    ui: Type.Object(
+      {
+        /** The built single-page application (its index.html and assets/); null, or a directory without index.html: no UI. */
+        dir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
     runner: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
+    /** What the embedded runner (`runner: embedded`) is started with. */
+    embeddedRunner: Type.Object(
+      {
+        /** When the control plane stops: how long the runner's executions may go on before they are canceled. */
+        drainGraceMs: Type.Integer({ minimum: 0 }),
+        /** Cancel: SIGINT, then SIGTERM after this, then SIGKILL after this again. */
+        cancelGraceMs: Type.Integer({ minimum: 0 }),
+        /** null: the control plane's `logLevel`. */
+        logLevel: Type.Union([LogLevel, Type.Null()]),
+        /** null: the control plane's `logFormat` (the runner writes to the same standard output). */
+        logFormat: Type.Union([LogFormat, Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
     list: Type.Object(
       {
         defaultPerPage: Type.Integer({ minimum: 1 }),
@@ -156,7 +185,10 @@ export const DEFAULT_CONFIG: Config = {
   resetUrl: 'http://127.0.0.1:8080/password_reset/{reset_token}/',
   publicUrl: null,
   notifications: { email: [], webhooks: [], clusters: {} },
+  ui: { dir: DEFAULT_UI_DIR },
   runner: 'embedded',
+  // The whole installation stops together: runs get a short grace, then are canceled.
+  embeddedRunner: { drainGraceMs: 3000, cancelGraceMs: 2000, logLevel: null, logFormat: null },
   list: { defaultPerPage: 25, maxPerPage: 1000, queryBudgetMs: 1000 },
   throttle: {
     windowS: 300,
@@ -171,8 +203,6 @@ export const DEFAULT_CONFIG: Config = {
   },
   passwordHashing: { concurrency: 1, queue: 64 },
 };
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Each environment variable and the configuration key it sets. */
 export const ENV_KEYS: Readonly<Record<string, string>> = {
@@ -203,7 +233,12 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_PASSWORD_RESET_TTL_S: 'passwordResetTtlS',
   CARAPACE_RESET_URL: 'resetUrl',
   CARAPACE_PUBLIC_URL: 'publicUrl',
+  CARAPACE_UI_DIR: 'ui.dir',
   CARAPACE_RUNNER: 'runner',
+  CARAPACE_RUNNER_DRAIN_GRACE_MS: 'embeddedRunner.drainGraceMs',
+  CARAPACE_RUNNER_CANCEL_GRACE_MS: 'embeddedRunner.cancelGraceMs',
+  CARAPACE_RUNNER_LOG_LEVEL: 'embeddedRunner.logLevel',
+  CARAPACE_RUNNER_LOG_FORMAT: 'embeddedRunner.logFormat',
   CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
   CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
   CARAPACE_LIST_QUERY_BUDGET_MS: 'list.queryBudgetMs',
@@ -223,75 +258,21 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
 /** A configuration that cannot be used; the message says which key and why. */
 export class ConfigError extends Error {}
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function merge(base: unknown, over: unknown): unknown {
-  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
-  return out;
-}
-
-function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    if (!isObject(node[part])) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts.at(-1) as string] = value;
-}
-
-function envValue(name: string, path: string, raw: string): unknown {
-  if (path === 'discoveryTokens') return raw.split(',').map((t) => t.trim()).filter(Boolean);
-  const def = path.split('.').reduce<unknown>((n, p) => (isObject(n) ? n[p] : undefined), DEFAULT_CONFIG);
-  if (typeof def === 'number') {
-    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, not "${raw}"`);
-    return Number(raw);
-  }
-  if (typeof def === 'boolean') {
-    if (/^(1|y|yes|t|true|on)$/i.test(raw)) return true;
-    if (/^(0|n|no|f|false|off)$/i.test(raw)) return false;
-    throw new ConfigError(`${name} must be true or false, not "${raw}"`);
-  }
-  return raw;
-}
-
 /**
  * Reads the configuration once: the defaults, then the YAML file (`--config` or
  * `CARAPACE_CONFIG`), then the `CARAPACE_*` environment variables. Validates it and
  * returns a frozen object. Throws a ConfigError that names the bad key.
  */
 export function loadConfig(options: { file?: string | undefined; env: Env }): Config {
+  const fail = (message: string) => new ConfigError(message);
   const file = options.file ?? options.env.CARAPACE_CONFIG;
-  let fromFile: unknown = {};
-  if (file) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new ConfigError(`cannot read configuration file ${file}: ${(e as Error).message}`);
-    }
-    try {
-      fromFile = parseYaml(text) ?? {};
-    } catch (e) {
-      throw new ConfigError(`configuration file ${file} is not valid YAML: ${(e as Error).message}`);
-    }
-    if (!isObject(fromFile)) throw new ConfigError(`configuration file ${file} must hold a mapping`);
-  }
-  const fromEnv: Record<string, unknown> = {};
-  for (const [name, path] of Object.entries(ENV_KEYS)) {
-    const raw = options.env[name];
-    if (raw !== undefined && raw !== '') setPath(fromEnv, path, envValue(name, path, raw));
-  }
-  const merged = merge(merge(DEFAULT_CONFIG, fromFile), fromEnv);
-  const errors = [...Value.Errors(ConfigSchema, merged)];
-  if (errors.length) {
-    const e = errors[0];
-    throw new ConfigError(`invalid configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
-  }
+  const fromFile = file ? readYamlMapping(file, fail) : {};
+  const fromEnv = envLayer(options.env, ENV_KEYS, DEFAULT_CONFIG, fail, (path, raw) =>
+    path === 'discoveryTokens' ? raw.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
+  );
+  const merged = mergeLayers(DEFAULT_CONFIG, fromFile, fromEnv);
+  const problem = schemaProblem(ConfigSchema, merged);
+  if (problem) throw new ConfigError(`invalid configuration ${problem}`);
   const config = merged as Config;
   if (config.grpc.heartbeatIntervalMs * 3 > config.grpc.leaseTimeoutMs) {
     throw new ConfigError('grpc.heartbeatIntervalMs must be at most a third of grpc.leaseTimeoutMs, so that a lease survives a lost heartbeat or two');
@@ -310,7 +291,7 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
       secrets.set(w.url, w.secret);
     });
   }
-  return deepFreeze({ ...config, dataDir: resolve(config.dataDir) });
+  return deepFreeze({ ...config, dataDir: resolve(config.dataDir), ui: { dir: config.ui.dir === null ? null : resolve(config.ui.dir) } });
 }
 
 /** Refuses a URL that is not absolute http(s) (a webhook or the public URL). */
@@ -336,12 +317,4 @@ export function publicBaseUrl(config: Config): string {
   if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
   const host = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host === '::' ? '::1' : config.http.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}`;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (isObject(value) || Array.isArray(value)) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

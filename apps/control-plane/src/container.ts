@@ -11,6 +11,7 @@ import { LockRepository } from './db/lock.repository.js';
 import { RunnerRepository } from './db/runner.repository.js';
 import { FactsScheduler } from './services/facts.scheduler.js';
 import { RunnerService } from './services/runner.service.js';
+import { CinderIntegrationService } from './services/cinder-integration.service.js';
 import { ClusterService } from './services/cluster.service.js';
 import { DiscoveryTokens } from './services/discovery-tokens.js';
 import { ExecutionEngine } from './services/execution-engine.js';
@@ -92,9 +93,8 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
   );
   const administratorRepo = new AdministratorRepository(db);
   const administrators = new Administrators(administratorRepo);
-  const roleService = new RoleService('role', roleRepo, clock, administrators);
+  const roleService = new RoleService('role', roleRepo, clock, administrators, (roleId) => userRepo.countLive('role_id', roleId));
   const userService = new UserService(userRepo, clock, authRepo, roleService, mailer, administrators);
-  roleService.attach(userService);
   const locks = new LockRepository(db);
   const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] }, { limits });
   const serverRepo = new VersionedRepository<ServerData>(db, servers, {
@@ -118,7 +118,6 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     executionRepo,
     configurationRepo,
     clusterRepo,
-    clusterService,
     serverService,
     locks,
     executionEvents,
@@ -166,10 +165,9 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     clusters: clusterService,
     servers: serverService,
     playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService),
-    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine),
+    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents),
     engine,
-    executionEvents,
-    clusterFiles,
+    cinder: new CinderIntegrationService(clusterService, clusterFiles),
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
     runners: new RunnerService(new RunnerRepository(db), clock, (name) => engine.runningOn(name).map((e) => e.id)),
     registrations: {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import type { Config } from './config.js';
 import type { LogFormat } from './logger.js';
 import type { RunnerService } from './services/runner.service.js';
 
@@ -18,6 +19,16 @@ export function findRunnerBin(): string | null {
   } catch {
     return null;
   }
+}
+
+/** What the embedded runner needs besides the configuration. */
+export interface EmbeddedRunnerOptions {
+  /** The port of the control plane's gRPC server (the runner connects on loopback). */
+  readonly grpcPort: number;
+  /** The control plane's log format, decided once for the standard output the child shares. */
+  readonly logFormat: LogFormat;
+  /** The environment the child starts from: the control plane's own. */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -40,7 +51,8 @@ export class EmbeddedRunner {
 
   constructor(
     private readonly runners: RunnerService,
-    private readonly options: { dataDir: string; grpcPort: number; logLevel: string; logFormat?: LogFormat; slots?: number },
+    private readonly config: Pick<Config, 'dataDir' | 'logLevel' | 'embeddedRunner'>,
+    private readonly options: EmbeddedRunnerOptions,
     private readonly log: Logger,
   ) {}
 
@@ -50,23 +62,22 @@ export class EmbeddedRunner {
       this.log.error('CARAPACE_RUNNER=embedded but @carapace/runner is not installed beside the control plane: no local runner');
       return false;
     }
-    const dir = join(this.options.dataDir, 'runner');
+    const dir = join(this.config.dataDir, 'runner');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const { token } = this.runners.rotate(EMBEDDED_RUNNER, { embedded: 'true' });
+    const settings = this.config.embeddedRunner;
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...this.options.env,
       CARAPACE_RUNNER_URL: `127.0.0.1:${this.options.grpcPort}`,
       CARAPACE_RUNNER_TOKEN: token,
       CARAPACE_RUNNER_NAME: EMBEDDED_RUNNER,
       CARAPACE_RUNNER_WORK_DIR: dir,
       CARAPACE_RUNNER_SSH_KEY: join(dir, 'id_ed25519'),
-      // The whole installation stops together: runs get a short grace, then are canceled.
-      CARAPACE_RUNNER_DRAIN_GRACE_MS: process.env.CARAPACE_RUNNER_DRAIN_GRACE_MS ?? '3000',
-      CARAPACE_RUNNER_CANCEL_GRACE_MS: process.env.CARAPACE_RUNNER_CANCEL_GRACE_MS ?? '2000',
-      CARAPACE_RUNNER_LOG_LEVEL: process.env.CARAPACE_RUNNER_LOG_LEVEL ?? this.options.logLevel,
+      CARAPACE_RUNNER_DRAIN_GRACE_MS: String(settings.drainGraceMs),
+      CARAPACE_RUNNER_CANCEL_GRACE_MS: String(settings.cancelGraceMs),
+      CARAPACE_RUNNER_LOG_LEVEL: settings.logLevel ?? this.config.logLevel,
       // The child's standard output is the control plane's: the same format, decided by the control plane.
-      ...(this.options.logFormat ? { CARAPACE_RUNNER_LOG_FORMAT: process.env.CARAPACE_RUNNER_LOG_FORMAT || this.options.logFormat } : {}),
-      ...(this.options.slots ? { CARAPACE_RUNNER_SLOTS: String(this.options.slots) } : {}),
+      CARAPACE_RUNNER_LOG_FORMAT: settings.logFormat ?? this.options.logFormat,
       CARAPACE_SKIP_BUILD: '1',
     };
     const child = spawn(process.execPath, [bin, '--exit-with-stdin'], { env, stdio: ['pipe', 'inherit', 'inherit'], detached: true });

@@ -19,6 +19,8 @@ const SHUTDOWN_GRACE_MS = 20_000;
 
 const PARENT_CHECK_MS = 1000;
 
+const EXIT_LINGER_MS = 1000;
+
 export interface MainOptions {
   /**
    * Stop (as on SIGTERM) when the parent process is no longer this one. The bin sets it under
@@ -28,18 +30,21 @@ export interface MainOptions {
   parentPid?: number;
 }
 
-/** Starts the control plane and runs until SIGINT, SIGTERM or SIGHUP (or its parent's end, see MainOptions). */
-export async function main(argv: string[], options: MainOptions = {}): Promise<void> {
+/**
+ * Starts the control plane and runs until SIGINT, SIGTERM or SIGHUP (or its parent's end, see
+ * MainOptions); returns the exit status: 0 stopped, 1 failed to stop, 2 bad usage or configuration.
+ */
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   let args;
   try {
     args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
-    process.exit(2);
+    return 2;
   }
   if (args.values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return;
+    return 0;
   }
   let config;
   try {
@@ -47,7 +52,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`carapace-control-plane: ${e.message}\n`);
-      process.exit(2);
+      return 2;
     }
     throw e;
   }
@@ -74,12 +79,14 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
   // The runners' side first: the embedded runner loads its code while the HTTP API is built.
   const grpcServer = await startGrpcServer(config, container, log);
   const stopBackground = container.startBackground();
-  const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, { dataDir: config.dataDir, grpcPort: grpcServer.port, logLevel: config.logLevel, logFormat }, log.child({ component: 'embedded-runner' })) : null;
+  const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, config, { grpcPort: grpcServer.port, logFormat, env: process.env }, log.child({ component: 'embedded-runner' })) : null;
   embedded?.start();
   const app = await buildApp({ services: container.services, logger: log });
   await app.listen({ host: config.http.host, port: config.http.port });
 
   let stopping = false;
+  let finish: (code: number) => void = () => undefined;
+  const stopped = new Promise<number>((resolve) => (finish = resolve));
   const stop = (signal: string) => {
     if (stopping) {
       // npm forwards the terminal's SIGINT that the process group got too: one shutdown.
@@ -101,11 +108,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
       .then(() => container.close())
       .then(() => {
         log.info('stopped');
-        process.exit(0);
+        finish(0);
       })
       .catch((err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        finish(1);
       });
   };
   // `on`, not `once`: a repeated signal must not fall back to the default action (an
@@ -121,4 +128,9 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<v
         stop('parent exited');
       }, PARENT_CHECK_MS).unref()
     : undefined;
+  const code = await stopped;
+  // Everything the control plane opened is closed: a handle a dependency left open must not
+  // keep a stopped control plane alive.
+  setTimeout(() => process.exit(code), EXIT_LINGER_MS).unref();
+  return code;
 }

@@ -5,8 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_LIMITS, createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
 import { createLogger } from '../src/logger.js';
 import { startGrpcServer, type GrpcServer } from '../src/grpc/grpc.server.js';
-import { addServer } from './fixtures.js';
-import { Harness } from './harness.js';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
 class RawRunner {

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_HEADER_BYTES } from '../src/http/app.js';
-import { Harness } from './harness.js';
+import { Harness } from '@carapace/test-support/harness';
 
 /** Sends raw bytes to the listening app and returns everything it answers until it closes. */
 function raw(port: number, request: string): Promise<{ head: string; status: number; headers: Record<string, string>; body: string }> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness } from './harness.js';
-import { addServer } from './fixtures.js';
+import { Harness } from '@carapace/test-support/harness';
+import { addServer } from '@carapace/test-support/facts';
 
 describe('execution engine: queue, locks and leases', () => {
   let h: Harness;
@@ -57,6 +57,18 @@ describe('execution engine: queue, locks and leases', () => {
     expect(assignment?.playbookId).toBe('hello_world');
     expect(Object.values(assignment?.serverIds ?? {})).toHaveLength(1);
     for (const id of ids) engine().finish(id, 'completed', null);
+  });
+
+  it('records a run its runner stopped on its own (drain out of grace) as failed, and a canceled one as canceled', async () => {
+    const [own, asked] = [await queue([(await addServer(h)).id]), await queue([(await addServer(h)).id])];
+    expect(engine().claim('r-drain', 2).map((x) => x.execution.id)).toEqual([own, asked]);
+    const stopped = engine().finish(own, 'canceled', 'the runner is shutting down');
+    expect(stopped?.data.state).toBe('failed');
+    expect(stopped?.data.reason).toBe('runner r-drain stopped the run: the runner is shutting down');
+    expect(engine().requestCancel(asked, 'user')?.data.state).toBe('canceling');
+    const canceled = engine().finish(asked, 'canceled', 'canceled by a user');
+    expect(canceled?.data.state).toBe('canceled');
+    expect(canceled?.data.reason).toBe('canceled by a user');
   });
 
   it('fails the executions of a runner whose lease expired, frees their servers, and runs the next', async () => {
@@ -143,12 +155,14 @@ describe('steps and logs', () => {
   let root: string;
   let executionId: string;
   let serverId: string;
+  let serverIp: string;
   beforeAll(async () => {
     h = await Harness.start();
     root = await h.rootToken();
     const clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'logs' } })).json.id;
     const s = await addServer(h);
     serverId = s.id;
+    serverIp = s.data.ip;
     const config = await h.request('POST', '/v1/playbook_configuration/', {
       token: root,
       body: { name: 'l', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id] },
@@ -190,7 +204,7 @@ describe('steps and logs', () => {
       name: `task ${n}`,
       result: n === 2 ? 'error' : 'ok',
       error: n === 2 ? { msg: 'failed', rc: 1 } : {},
-      serverId,
+      host: serverId,
       timeStarted: 100 + n,
       timeFinished: 110 + (5 - n),
     });
@@ -210,7 +224,7 @@ describe('steps and logs', () => {
     const engine = h.container.services.engine;
     const big = 'x'.repeat(8 * 1024);
     for (let n = 10; n < 610; n++) {
-      engine.recordStep(executionId, n, { role: 'r', name: `bulk ${n}`, result: 'error', error: { msg: big }, serverId, timeStarted: 1000 + n, timeFinished: 2000 + n });
+      engine.recordStep(executionId, n, { role: 'r', name: `bulk ${n}`, result: 'error', error: { msg: big }, host: serverId, timeStarted: 1000 + n, timeFinished: 2000 + n });
     }
     const filter = encodeURIComponent('{"name":{"regexp":"^bulk"}}');
     const all = await h.request('GET', `/v1/execution/${executionId}/steps/?all=yes&filter=${filter}`, { token: root });
@@ -254,6 +268,20 @@ describe('steps and logs', () => {
       received += decoder.decode(value, { stream: true });
     }
     expect(received).toBe(`${TEXT}PLAY RECAP *****\n`);
+  });
+
+  it('maps a step host, the server IP or id, to the server, also once the run is over; the run belongs to its runner', async () => {
+    const engine = h.container.services.engine;
+    const step = { role: 'r', result: 'ok', error: {}, timeStarted: 1, timeFinished: 1 };
+    engine.recordStep(executionId, 700, { ...step, name: 'by ip', host: serverIp });
+    engine.recordStep(executionId, 701, { ...step, name: 'by id', host: serverId });
+    engine.recordStep(executionId, 702, { ...step, name: 'elsewhere', host: '192.0.2.1' });
+    const filter = encodeURIComponent('{"name":{"in":["by ip","by id","elsewhere"]}}');
+    const steps = await h.request('GET', `/v1/execution/${executionId}/steps/?filter=${filter}`, { token: root });
+    const byName = Object.fromEntries(steps.json.items.map((x: { data: { name: string; server_id: string | null } }) => [x.data.name, x.data.server_id]));
+    expect(byName).toEqual({ 'by ip': serverId, 'by id': serverId, elsewhere: null });
+    expect(engine.holds('r', executionId)).toBe(true);
+    expect(engine.holds('someone-else', executionId)).toBe(false);
   });
 
   it('answers 404 for the steps and log of an unknown execution', async () => {

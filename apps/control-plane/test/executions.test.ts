@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness } from './harness.js';
-import { addServer } from './fixtures.js';
+import { Harness } from '@carapace/test-support/harness';
+import { addServer } from '@carapace/test-support/facts';
 
 describe('playbook configurations and executions', () => {
   let h: Harness;

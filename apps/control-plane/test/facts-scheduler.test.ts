@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeFactsResult } from '../src/grpc/runner.codec.js';
 import { retryDelayMs, runnerServes } from '../src/services/facts.scheduler.js';
-import { makeFacts } from './fixtures.js';
-import { Harness } from './harness.js';
+import { makeFacts } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 describe('fact gathering requests', () => {
   let h: Harness;
@@ -35,32 +36,32 @@ describe('fact gathering requests', () => {
     expect(res.json.data).toMatchObject({ state: 'gathering_facts', facts: {} });
     expect(facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }])).toEqual([]);
     const [request] = facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }, { name: 'near', labels: { networks: '10.20.0.0/16' } }]);
-    expect(request).toMatchObject({ runner: 'near', message: { server_id: id, address: '10.20.0.5', username: 'ansible', expected_host_key: '' } });
+    expect(request).toMatchObject({ runner: 'near', request: { serverId: id, address: '10.20.0.5', username: 'ansible', expectedHostKey: null } });
     // In flight: not handed out twice.
     expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
-    facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: '', host_key: '', error: '10.20.0.5: connection refused' });
+    facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error: '10.20.0.5: connection refused' });
     const failed = h.container.services.servers.get(id);
     expect(failed.data).toMatchObject({ state: 'unreachable', facts_error: '10.20.0.5: connection refused' });
     expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
     h.clock.advance(10);
     const [again] = facts.take([{ name: 'near', labels: {} }]);
-    expect(again?.message.server_id).toBe(id);
-    // Invalid facts are a failure too, with the schema's reason.
-    facts.complete('near', { request_id: again?.message.request_id ?? '', server_id: id, facts_json: '{"hostname": 5}', host_key: '', error: '' });
+    expect(again?.request.serverId).toBe(id);
+    // Invalid facts are a failure too, with the schema's reason (decoded where they arrive).
+    facts.complete('near', decodeFactsResult('near', { request_id: again?.request.requestId ?? '', server_id: id, facts_json: '{"hostname": 5}', host_key: '', error: '' }));
     expect(h.container.services.servers.get(id).data.facts_error).toMatch(/invalid facts/);
     h.clock.advance(30);
     const [third] = facts.take([{ name: 'near', labels: {} }]);
     // A stale answer (an older request) is ignored.
-    facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n1', '10.20.0.5')), host_key: 'ssh-ed25519 AAAAold', error: '' });
+    facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAold' });
     expect(h.container.services.servers.get(id).data.state).toBe('unreachable');
-    facts.complete('near', { request_id: third?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n1', '10.20.0.5')), host_key: 'ssh-ed25519 AAAAnew', error: '' });
+    facts.complete('near', { requestId: third?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAnew' });
     const done = h.container.services.servers.get(id);
     expect(done.data).toMatchObject({ state: 'operational', name: 'n1', ssh_host_key: 'ssh-ed25519 AAAAnew', facts_error: null });
     expect(facts.size).toBe(0);
     // A repeated registration asks again, with the recorded host key to enforce.
     await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.5', username: 'ansible' } });
     const [fourth] = facts.take([{ name: 'near', labels: {} }]);
-    expect(fourth?.message.expected_host_key).toBe('ssh-ed25519 AAAAnew');
+    expect(fourth?.request.expectedHostKey).toBe('ssh-ed25519 AAAAnew');
   });
 
   it('keeps one unreachable version however often an unreachable host is retried; a new reason is one more', async () => {
@@ -73,9 +74,9 @@ describe('fact gathering requests', () => {
     expect(register.json.version).toBe(1);
     const fail = (error: string) => {
       h.clock.advance(400); // past the longest backoff (5 min + 20 %)
-      const request = facts.take([{ name: 'near', labels: {} }]).find((r) => r.message.server_id === id);
+      const request = facts.take([{ name: 'near', labels: {} }]).find((r) => r.request.serverId === id);
       expect(request).toBeDefined();
-      facts.complete('near', { request_id: request?.message.request_id ?? '', server_id: id, facts_json: '', host_key: '', error });
+      facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error });
     };
     const versions = async () => {
       const res = await h.request('GET', `/v1/server/${id}/version/?all=1`, { token: await h.rootToken() });
@@ -97,8 +98,8 @@ describe('fact gathering requests', () => {
     ]);
     expect(h.container.services.servers.get(id).data.facts_error).toBe('10.20.0.6: connection refused');
     h.clock.advance(400);
-    const last = facts.take([{ name: 'near', labels: {} }]).find((r) => r.message.server_id === id);
-    facts.complete('near', { request_id: last?.message.request_id ?? '', server_id: id, facts_json: JSON.stringify(makeFacts('n2', '10.20.0.6')), host_key: 'ssh-ed25519 AAAAn2', error: '' });
+    const last = facts.take([{ name: 'near', labels: {} }]).find((r) => r.request.serverId === id);
+    facts.complete('near', { requestId: last?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n2', '10.20.0.6'), hostKey: 'ssh-ed25519 AAAAn2' });
     expect((await versions()).map((v) => [v.version, v.state])).toEqual([
       [1, 'gathering_facts'],
       [2, 'unreachable'],
@@ -116,6 +117,6 @@ describe('fact gathering requests', () => {
       [4, 'operational'],
       [5, 'gathering_facts'],
     ]);
-    expect(facts.take([{ name: 'near', labels: {} }]).map((r) => r.message.server_id)).toContain(id);
+    expect(facts.take([{ name: 'near', labels: {} }]).map((r) => r.request.serverId)).toContain(id);
   });
 });

@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { random } from '../../../test/support/random.js';
-import { addServer } from './fixtures.js';
-import { Harness, type Answer } from './harness.js';
+import { random } from '@carapace/test-support/random';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness, type Answer } from '@carapace/test-support/harness';
 
 /**
  * A fuzzer over every operation of `GET /v1/openapi.json` (issue 13): bad bodies, queries,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness } from './harness.js';
-import { addServer } from './fixtures.js';
+import { ClusterFileRepository } from '../src/db/cluster-file.repository.js';
+import { Harness } from '@carapace/test-support/harness';
+import { addServer } from '@carapace/test-support/facts';
 
 const DISCOVERY = 'discovery-token-for-tests-0123456789';
 const ROTATED = 'discovery-token-rotated-abcdefghijk';
@@ -129,7 +130,7 @@ describe('clusters and servers', () => {
     const id = cluster.json.id as string;
     const none = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });
     expect(none.status).toBe(404);
-    const files = h.container.services.clusterFiles;
+    const files = new ClusterFileRepository(h.db);
     files.put(id, 'ceph.conf', '[global]\nfsid = x\n', 1);
     files.put(id, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = y\n', 1);
     const byDefault = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });

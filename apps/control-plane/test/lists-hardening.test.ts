@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusters, playbookConfigurations, servers } from '../src/db/schema/index.js';
 import { VersionedRepository } from '../src/db/versioned.repository.js';
 import { ApiError } from '../src/errors.js';
-import { addServer, makeFacts } from './fixtures.js';
-import { Harness, type Answer } from './harness.js';
+import { addServer, makeFacts } from '@carapace/test-support/facts';
+import { Harness, type Answer } from '@carapace/test-support/harness';
 
 // A garbage collection on demand, to measure the heap the answers hold, not what they left.
 setFlagsFromString('--expose-gc');

@@ -1,6 +1,8 @@
+import { once } from 'node:events';
+import { get, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addServer } from './fixtures.js';
-import { Harness } from './harness.js';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 // The headers of a followed log must not wait for the first byte of the log.
 const HEADERS_WITHIN_MS = 2_000;
@@ -82,4 +84,86 @@ describe('GET /v1/execution/{id}/log/?follow=yes on a queued execution', () => {
     expect(await followed.read(() => false)).toBe(true);
     expect(followed.text()).toBe('');
   });
+
+  it('stops following when the client goes away: the follower leaves the engine\'s events', async () => {
+    const id = await queued();
+    const engine = h.container.services.engine;
+    const listeners = () => (engine.events as unknown as { listeners: Set<unknown> }).listeners.size;
+    const before = listeners();
+    // node:http, not fetch: the client goes away by closing its connection at once.
+    const req = get(`${address}/v1/execution/${id}/log/?follow=yes`, { headers: { authorization: root } });
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    expect(res.statusCode).toBe(200);
+    await eventually(() => listeners() === before + 1);
+    req.destroy();
+    await eventually(() => listeners() === before);
+    expect((await h.request('DELETE', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('canceled');
+  });
 });
+
+describe('ExecutionService.follow', () => {
+  let h: Harness;
+  let root: string;
+  let clusterId: string;
+  beforeAll(async () => {
+    h = await Harness.start();
+    root = await h.rootToken();
+    clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'follow-service' } })).json.id;
+  });
+  afterAll(() => h.stop());
+
+  async function running(): Promise<string> {
+    const s = await addServer(h);
+    const config = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: 'f', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id] },
+    });
+    const execution = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } });
+    const id = execution.json.id as string;
+    expect(h.container.services.engine.claim('r', 1).map((a) => a.execution.id)).toEqual([id]);
+    return id;
+  }
+
+  it('reads a long log in bounded pieces of at most 64 chunks, and ends with the run', async () => {
+    const id = await running();
+    const engine = h.container.services.engine;
+    const chunk = (i: number) => `${String(i).padStart(4, '0')}\n`;
+    for (let i = 0; i < 100; i++) engine.appendLog(id, i * 5, chunk(i));
+    engine.finish(id, 'completed', null);
+    const pieces: string[] = [];
+    for await (const piece of h.container.services.executions.follow(id, new AbortController().signal)) pieces.push(piece);
+    expect(pieces.map((p) => p.length / 5)).toEqual([64, 36]);
+    expect(pieces.join('')).toBe(Array.from({ length: 100 }, (_, i) => chunk(i)).join(''));
+  });
+
+  it('waits for the engine\'s events without polling, and ends when its signal aborts', async () => {
+    const id = await running();
+    const engine = h.container.services.engine;
+    const stop = new AbortController();
+    const follower = h.container.services.executions.follow(id, stop.signal);
+    const first = follower.next();
+    engine.appendLog(id, 0, 'one\n');
+    expect(await first).toEqual({ value: 'one\n', done: false });
+    const second = follower.next();
+    let settled = false;
+    void second.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    stop.abort();
+    expect(await second).toEqual({ value: undefined, done: true });
+    engine.finish(id, 'completed', null);
+  });
+
+  it('answers 404 for an unknown execution', async () => {
+    const follower = h.container.services.executions.follow('00000000-0000-4000-8000-000000000000', new AbortController().signal);
+    await expect(follower.next()).rejects.toMatchObject({ statusCode: 404 });
+  });
+});
+
+async function eventually(check: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

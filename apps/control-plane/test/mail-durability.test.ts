@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
-import { keptLogger, MailSink, ROOT_PASSWORD, until } from './harness.js';
+import { keptLogger, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
+import { MailSink } from '@carapace/test-support/mail-sink';
 
 const FAST_RETRY = { initialMs: 100, maxMs: 400, giveUpMs: 60_000 };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonEqual } from '@carapace/models';
-import { addServer } from './fixtures.js';
-import { Harness } from './harness.js';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 describe('a write that changes nothing stores no version', () => {
   let h: Harness;

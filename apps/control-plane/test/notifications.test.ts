@@ -8,8 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildApp, ConfigError, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
-import { makeFacts } from './fixtures.js';
-import { keptLogger, MailSink, ROOT_PASSWORD, until } from './harness.js';
+import { makeFacts } from '@carapace/test-support/facts';
+import { keptLogger, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
+import { MailSink } from '@carapace/test-support/mail-sink';
 
 const SECRET = 'webhook-secret-for-tests-0123456789';
 const DISCOVERY = 'notifications-discovery-token-0123456789';
@@ -140,7 +141,7 @@ class Plane {
   fail(executionId: string, serverId: string): void {
     expect(this.engine.claim('runner-a', 10).map((a) => a.execution.id)).toContain(executionId);
     const now = Math.floor(Date.now() / 1000);
-    const step = { role: 'hello', serverId, timeStarted: now, timeFinished: now };
+    const step = { role: 'hello', host: serverId, timeStarted: now, timeFinished: now };
     this.engine.recordStep(executionId, 0, { ...step, name: 'Gathering Facts', result: 'ok', error: {} });
     this.engine.recordStep(executionId, 1, { ...step, name: 'install the greeter', result: 'error', error: { msg: 'No package matching greeter is available', rc: 1 } });
     this.engine.appendLog(executionId, 0, 'PLAY [hello] ***\nfatal: [10.9.0.1]: FAILED!\n');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness } from './harness.js';
+import { Harness } from '@carapace/test-support/harness';
 
 // Numbers in paths and query strings are decimal digits; "0x10", "1e1", "1.5" and the like
 // were taken by Value.Convert (16, 10, 1) and now answer 400.

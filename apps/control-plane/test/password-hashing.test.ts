@@ -2,7 +2,7 @@ import { pbkdf2 } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.js';
 import { DEFAULT_HASH_LIMITS, passwordHashing, PasswordHashing } from '../src/services/passwords.js';
-import { Harness, ROOT_PASSWORD } from './harness.js';
+import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
 
 describe('password hashing with bounded concurrency', () => {
   it('runs at most `concurrency` derivations at once, queues up to `queue`, and refuses the rest with 503 and Retry-After', async () => {

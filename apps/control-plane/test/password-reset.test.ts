@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness, ROOT_PASSWORD } from './harness.js';
+import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
 
 const REQUESTED = { message: 'Password reset was requested.' };
 const DONE = { message: 'Password has been reset.' };

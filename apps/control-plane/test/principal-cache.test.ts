@@ -4,7 +4,7 @@ import { AuthRepository } from '../src/db/auth.repository.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/index.js';
 import { VersionedRepository } from '../src/db/versioned.repository.js';
-import { Harness } from './harness.js';
+import { Harness } from '@carapace/test-support/harness';
 
 /**
  * The authenticated principal of a token is cached (AuthService), and so are the latest

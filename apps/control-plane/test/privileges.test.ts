@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PERMISSIONS, PLAYBOOK_PERMISSIONS } from '@carapace/models';
 import { createContainer, createLogger, loadConfig, openDatabase } from '../src/index.js';
-import { Harness, ROOT_PASSWORD } from './harness.js';
+import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
 
 const ALL_API = [...API_PERMISSIONS];
 const ALL_PLAYBOOK = [...PLAYBOOK_PERMISSIONS];

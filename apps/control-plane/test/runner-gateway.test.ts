@@ -1,9 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
 import { createLogger } from '../src/logger.js';
 import { startGrpcServer, type GrpcServer } from '../src/grpc/grpc.server.js';
-import { addServer } from './fixtures.js';
-import { Harness } from './harness.js';
+import { StreamWriter } from '../src/grpc/stream.writer.js';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
 class RawRunner {
@@ -325,5 +328,87 @@ describe('the runner gateway over a real gRPC server', () => {
     expect((await again.waitStatus()).code).toBe(grpc.status.UNAUTHENTICATED);
     expect((await h.request('DELETE', '/v1/runner/revoked/', { token: root })).status).toBe(404);
     expect((await h.request('POST', '/v1/runner/', { token: root, body: { name: 'Bad Name' } })).status).toBe(400);
+  });
+
+  it('holds back its writes while a runner does not read, and then sends them all, in order', async () => {
+    // Watches the gateway's writers (the spy calls through).
+    const spy = vi.spyOn(StreamWriter.prototype, 'write');
+    const backlog = () => Math.max(0, ...(spy.mock.contexts as StreamWriter<unknown>[]).map((writer) => writer.queued));
+    try {
+      const token = await issue('slow-reader');
+      const r = runner(token);
+      r.hello('slow-reader', { slots: 0 });
+      await r.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
+      // The runner stops reading: HTTP/2 flow control fills, and the stream reports it full.
+      r.call.pause();
+      // Events of executions it does not hold: not stored, but each acknowledged (so, many writes).
+      const ids = Array.from({ length: 4000 }, () => randomUUID());
+      for (const id of ids) r.send({ log: { execution_id: id, seq: 1, offset: 0, text: 'x' } });
+      await until(async () => backlog() > 0, 10_000);
+      r.call.resume();
+      await r.waitFor(() => (r.received.filter((m) => m.body === 'ack').length === ids.length ? true : undefined), 10_000);
+      expect(r.received.filter((m) => m.body === 'ack').map((m) => m.ack?.execution_id)).toEqual(ids);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('a stream writer', () => {
+  /** A real object stream that takes two messages, then holds them until `release`. */
+  function slowStream(): { stream: Writable; written: number[]; release: () => void } {
+    const written: number[] = [];
+    let held: (() => void)[] = [];
+    const stream = new Writable({
+      objectMode: true,
+      highWaterMark: 2,
+      write(chunk: number, _encoding, callback) {
+        written.push(chunk);
+        held.push(callback);
+      },
+    });
+    const release = () => {
+      const callbacks = held;
+      held = [];
+      for (const done of callbacks) done();
+    };
+    return { stream, written, release };
+  }
+
+  it('waits for drain once the stream is full, keeping the order of messages', async () => {
+    const { stream, written, release } = slowStream();
+    const writer = new StreamWriter<number>(stream, (err) => {
+      throw err;
+    });
+    expect(writer.write(1)).toBe(true);
+    expect(writer.write(2)).toBe(true); // the stream is full now
+    for (const n of [3, 4, 5]) expect(writer.write(n)).toBe(true);
+    expect(writer.queued).toBe(3);
+    // Nothing past the full mark reached the stream.
+    expect(stream.writableLength).toBe(2);
+    for (let i = 0; i < 10 && written.length < 5; i++) {
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(written).toEqual([1, 2, 3, 4, 5]);
+    expect(writer.queued).toBe(0);
+    writer.write(6);
+    release();
+    expect(written).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('reports a write the stream refused outright', () => {
+    const errors: unknown[] = [];
+    const writer = new StreamWriter<number>(
+      {
+        write: () => {
+          throw new Error('stream destroyed');
+        },
+        once: () => undefined,
+      },
+      (err) => errors.push(err),
+    );
+    expect(writer.write(1)).toBe(false);
+    expect(errors).toHaveLength(1);
   });
 });

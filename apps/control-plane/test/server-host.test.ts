@@ -1,7 +1,7 @@
 import { hostProblem, isHost } from '@carapace/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeFacts } from './fixtures.js';
-import { Harness } from './harness.js';
+import { makeFacts } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 const DISCOVERY = 'discovery-token-for-host-tests-0123456789';
 

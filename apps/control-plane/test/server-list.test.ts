@@ -2,11 +2,12 @@ import { ListQuerySchema, ListSchema, ServerSchema, type ListQuery, type ServerD
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listRequest, pageBody } from '../src/http/routes/versioned.routes.js';
+import { decodeFactsResult } from '../src/grpc/runner.codec.js';
 import { servers } from '../src/db/schema/index.js';
 import { VersionedRepository } from '../src/db/versioned.repository.js';
 import { cleanFacts, servedAsStored } from '../src/services/server.service.js';
-import { addServer, makeFacts } from './fixtures.js';
-import { Harness } from './harness.js';
+import { addServer, makeFacts } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
 
 /** Facts with fields the schema does not define, at every level, as a newer runner might send. */
 function factsWithExtras(hostname: string, ip: string): Record<string, unknown> {
@@ -60,13 +61,16 @@ describe('the server list', () => {
     await h.request('POST', '/v1/server/', { headers: discovery(), body: { id, host: '10.30.0.1', username: 'ansible' } });
     const facts = h.container.services.facts;
     const [request] = facts.take([{ name: 'r1', labels: {} }]);
-    facts.complete('r1', {
-      request_id: request?.message.request_id ?? '',
-      server_id: id,
-      facts_json: JSON.stringify(factsWithExtras('extra1', '10.30.0.1')),
-      host_key: 'ssh-ed25519 AAAAextra',
-      error: '',
-    });
+    facts.complete(
+      'r1',
+      decodeFactsResult('r1', {
+        request_id: request?.request.requestId ?? '',
+        server_id: id,
+        facts_json: JSON.stringify(factsWithExtras('extra1', '10.30.0.1')),
+        host_key: 'ssh-ed25519 AAAAextra',
+        error: '',
+      }),
+    );
     const stored = h.db.$client.prepare('SELECT data FROM servers WHERE id = ? AND is_latest = 1').get(id) as { data: string };
     const data = JSON.parse(stored.data) as ServerData;
     expect(data.state).toBe('operational');

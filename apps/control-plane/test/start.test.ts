@@ -51,10 +51,19 @@ describe('carapace-control-plane command', () => {
     expect(info.status).toBe(200);
     const login = await fetch(`${first.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password }) });
     expect(login.status).toBe(200);
+    // The web UI, built by the start when it was stale, at / and at its client-side routes.
+    for (const path of ['/', '/password_reset/some-token/']) {
+      const page = await fetch(`${first.url}${path}`);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(await page.text(), path).toContain('<div id="root">');
+    }
     expect(await stop(first.child)).toBe(0);
 
     const second = await start(dir);
     expect(second.stderr()).not.toContain(password);
+    // A warm start builds nothing: neither the TypeScript nor the web UI.
+    expect(second.stderr()).not.toContain('building');
     const again = await fetch(`${second.url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password }) });
     expect(again.status).toBe(200);
     expect(await stop(second.child)).toBe(0);

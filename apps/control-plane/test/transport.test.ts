@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harness } from './harness.js';
+import { Harness } from '@carapace/test-support/harness';
 
 describe('transport and errors (api-v1 §1, §2)', () => {
   let h: Harness;

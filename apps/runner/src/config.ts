@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
-import { parse as parseYaml } from 'yaml';
+import { envLayer, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
 
 /** The runner's configuration; every key is documented in deploy/carapace-runner.example.yaml. */
 export const RunnerConfigSchema = Type.Object(
@@ -105,17 +104,6 @@ export const RUNNER_ENV_KEYS: Readonly<Record<string, string>> = {
 /** A configuration that cannot be used. */
 export class RunnerConfigError extends Error {}
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function merge(base: unknown, over: unknown): unknown {
-  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
-  return out;
-}
-
 /** Parses `k=v,k2=v2` labels. */
 export function parseLabels(raw: string): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -135,21 +123,6 @@ export function parseLabels(raw: string): Record<string, string> {
   return labels;
 }
 
-function envValue(name: string, path: string, raw: string): unknown {
-  if (path === 'labels') return parseLabels(raw);
-  const def = path.split('.').reduce<unknown>((n, p) => (isObject(n) ? n[p] : undefined), DEFAULTS);
-  if (typeof def === 'number') {
-    if (!/^\d+$/.test(raw)) throw new RunnerConfigError(`${name} must be a whole number, not "${raw}"`);
-    return Number(raw);
-  }
-  if (typeof def === 'boolean') {
-    if (/^(1|y|yes|t|true|on)$/i.test(raw)) return true;
-    if (/^(0|n|no|f|false|off)$/i.test(raw)) return false;
-    throw new RunnerConfigError(`${name} must be true or false, not "${raw}"`);
-  }
-  return raw;
-}
-
 /** The runner name inside a runner token (`crt.<base64url name>.<secret>`), or null. */
 export function nameOfToken(token: string): string | null {
   const parts = token.split('.');
@@ -163,26 +136,11 @@ export function nameOfToken(token: string): string | null {
  * `CARAPACE_RUNNER_CONFIG`), then `CARAPACE_RUNNER_*` variables. `CARAPACE_RUNNER_TOKEN_FILE`
  * reads the token from a file.
  */
-export function loadRunnerConfig(options: { file?: string | undefined; env: Readonly<Record<string, string | undefined>> }): RunnerConfig & { name: string } {
+export function loadRunnerConfig(options: { file?: string | undefined; env: Env }): RunnerConfig & { name: string } {
+  const fail = (message: string) => new RunnerConfigError(message);
   const file = options.file ?? options.env.CARAPACE_RUNNER_CONFIG;
-  let fromFile: unknown = {};
-  if (file) {
-    try {
-      fromFile = parseYaml(readFileSync(file, 'utf8')) ?? {};
-    } catch (e) {
-      throw new RunnerConfigError(`cannot read configuration file ${file}: ${(e as Error).message}`);
-    }
-    if (!isObject(fromFile)) throw new RunnerConfigError(`configuration file ${file} must hold a mapping`);
-  }
-  const fromEnv: Record<string, unknown> = {};
-  for (const [name, path] of Object.entries(RUNNER_ENV_KEYS)) {
-    const raw = options.env[name];
-    if (raw === undefined || raw === '') continue;
-    const parts = path.split('.');
-    let node = fromEnv;
-    for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Record<string, unknown>;
-    node[parts.at(-1) as string] = envValue(name, path, raw);
-  }
+  const fromFile = file ? readYamlMapping(file, fail) : {};
+  const fromEnv = envLayer(options.env, RUNNER_ENV_KEYS, DEFAULTS, fail, (path, raw) => (path === 'labels' ? parseLabels(raw) : undefined));
   const tokenFile = options.env.CARAPACE_RUNNER_TOKEN_FILE;
   if (tokenFile && fromEnv.token === undefined) {
     try {
@@ -191,12 +149,9 @@ export function loadRunnerConfig(options: { file?: string | undefined; env: Read
       throw new RunnerConfigError(`cannot read CARAPACE_RUNNER_TOKEN_FILE ${tokenFile}: ${(e as Error).message}`);
     }
   }
-  const merged = merge(merge(DEFAULTS, fromFile), fromEnv);
-  const errors = [...Value.Errors(RunnerConfigSchema, merged)];
-  if (errors.length) {
-    const e = errors[0];
-    throw new RunnerConfigError(`invalid runner configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
-  }
+  const merged = mergeLayers(DEFAULTS, fromFile, fromEnv);
+  const problem = schemaProblem(RunnerConfigSchema, merged);
+  if (problem) throw new RunnerConfigError(`invalid runner configuration ${problem}`);
   const config = merged as RunnerConfig;
   const name = config.name ?? nameOfToken(config.token);
   if (!name) throw new RunnerConfigError('the runner name is neither configured nor inside the token');

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import ssh2 from 'ssh2';
 import { grpc } from '@carapace/protocol';
-import { RunnerAgent, type AgentPorts } from './agent.js';
+import { fileRunRecords, RunnerAgent, type AgentPorts } from './agent/index.js';
 import { loadRunnerConfig, RunnerConfigError, type RunnerConfig } from './config.js';
 import { startAnsibleRun } from './executor/index.js';
 import { createRunnerLogger } from './logger.js';
@@ -41,12 +41,12 @@ function channelCredentials(config: RunnerConfig): grpc.ChannelCredentials {
   return grpc.credentials.createSsl(read(config.tls.caFile), read(config.tls.keyFile), read(config.tls.certFile));
 }
 
-/** The real side effects: ansible-playbook and ssh2. */
+/** The real side effects: ansible-playbook, ssh2, and the run records in `<workDir>/executions`. */
 export function realPorts(config: RunnerConfig): AgentPorts {
   const privateKey = readFileSync(config.sshKeyFile);
   return {
-    startRun(request, sink) {
-      const handle = startAnsibleRun(
+    startRun: (request, sink) =>
+      startAnsibleRun(
         {
           executionId: request.executionId,
           playbookId: request.playbookId,
@@ -57,34 +57,20 @@ export function realPorts(config: RunnerConfig): AgentPorts {
           knownHostsFile: request.knownHostsFile,
           allowLocalConnection: config.allowLocalConnection,
         },
-        {
-          step: (e) =>
-            sink.step({
-              host: e.address || e.host,
-              role: e.role,
-              name: e.name,
-              result: e.result,
-              error: e.error,
-              time_started: e.time_started,
-              time_finished: e.time_finished,
-            }),
-          log: (text) => sink.log(text),
-        },
+        sink,
         { graceMs: { interrupt: config.cancelGraceMs, terminate: config.cancelGraceMs } },
-      );
-      return {
-        result: handle.result.then((r) => ({ outcome: r.outcome, reason: r.reason, artifacts: r.artifacts })),
-        cancel: (reason) => handle.cancel(reason),
-        pid: handle.pid,
-      };
-    },
+      ),
     preflight: (targets) => preflight(targets, { privateKey, timeoutMs: config.sshTimeoutMs }),
     gatherFacts: (target) => gatherFacts(target, { privateKey, timeoutMs: config.sshTimeoutMs }),
+    records: fileRunRecords(join(config.workDir, 'executions')),
   };
 }
 
-/** Starts the runner and runs until SIGTERM or SIGINT (drain), or a second signal (stop). */
-export async function main(argv: string[]): Promise<void> {
+/**
+ * Starts the runner and runs until SIGTERM or SIGINT (drain), or a second signal (stop);
+ * returns the exit status: 0 stopped, 2 bad usage or configuration.
+ */
+export async function main(argv: string[]): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -93,11 +79,11 @@ export async function main(argv: string[]): Promise<void> {
     });
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
-    process.exit(2);
+    return 2;
   }
   if (args.values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return;
+    return 0;
   }
   let config;
   let publicKey;
@@ -107,7 +93,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     if (e instanceof RunnerConfigError) {
       process.stderr.write(`carapace-runner: ${e.message}\n`);
-      process.exit(2);
+      return 2;
     }
     throw e;
   }
@@ -169,4 +155,5 @@ export async function main(argv: string[]): Promise<void> {
   await agent.stopped;
   lifeline?.removeListener('close', onLifelineClosed).destroy();
   log.info('runner stopped');
+  return 0;
 }

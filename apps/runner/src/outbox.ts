@@ -39,6 +39,7 @@ function sizeOf(message: OutboxEvent): number {
 export class Outbox {
   private readonly lanes = new Map<string, Lane>();
   private memoryBytes = 0;
+  private drainedWaiters: (() => void)[] = [];
 
   constructor(
     private readonly spillDir: string,
@@ -85,6 +86,7 @@ export class Outbox {
       lane.spill = null;
     }
     if (lane.finished && lane.acked >= lane.nextSeq - 1) this.lanes.delete(executionId);
+    this.settleDrained();
   }
 
   /** Every unacknowledged event, in order per execution, to resend after a reconnect. */
@@ -109,6 +111,18 @@ export class Outbox {
     for (const s of lane.memory) this.memoryBytes -= s.bytes;
     if (lane.spill) rmSync(lane.spill.path, { force: true });
     this.lanes.delete(executionId);
+    this.settleDrained();
+  }
+
+  /** Resolves once no event is unacknowledged (at once when none is). */
+  drained(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainedWaiters.push(resolve));
+  }
+
+  private settleDrained(): void {
+    if (this.drainedWaiters.length === 0 || this.pending > 0) return;
+    for (const resolve of this.drainedWaiters.splice(0)) resolve();
   }
 
   /** Number of unacknowledged events (memory and disk). */

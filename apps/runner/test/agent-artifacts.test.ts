@@ -2,7 +2,7 @@
 // (RunArtifact events, before the result, in the execution's sequence): they survive an
 // outage like every event and become the cluster's files; a failed run sends none.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addServer } from '../../control-plane/test/fixtures.js';
+import { addServer } from '@carapace/test-support/facts';
 import { ControlPlaneBed, type TestAgent } from './support/control-plane.js';
 import { eventually, ScriptedPorts } from './support/scripted-ports.js';
 

@@ -80,6 +80,33 @@ describe('the runner agent against a real control plane over gRPC', () => {
     expect(bed.h.container.services.engine.runningOn('alpha')).toEqual([]);
   });
 
+  it('keeps its run records through its port, logs the orphans killed at start, and sends a step by its host address', async () => {
+    ports.records.orphans = [{ executionId: 'left-by-a-crash', pgid: 4242 }];
+    const t = await bed.agent('recorder', ports, { slots: 1 });
+    await connected(t);
+    expect(ports.records.recovered).toBe(1);
+    expect(t.log.lines.find((l) => l.msg === 'killed the processes of a run left by a previous runner process')).toMatchObject({
+      executionId: 'left-by-a-crash',
+      pgid: 4242,
+    });
+
+    const e = await bed.execution();
+    const run = await ports.run(e.id);
+    expect(run.request.workRoot).toBe(ports.records.workRoot);
+    expect(run.request.knownHostsFile).toBe(`${ports.records.workRoot}/${e.id}.known_hosts`);
+    expect(ports.records.knownHosts.get(e.id)).toBe(`${e.ip} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake\n`);
+    run.started(31337);
+    expect(ports.records.processGroups.get(e.id)).toBe(31337);
+
+    // An inventory host named otherwise is reported by its address (`ansible_host`).
+    run.step({ name: 'by address', host: 'node-a', address: e.ip });
+    run.finish('completed');
+    await bed.until(e.id, 'completed');
+    expect((await bed.steps(e.id)).map((s) => [s.name, s.server_id])).toEqual([['by address', e.serverId]]);
+    expect(ports.records.knownHosts.has(e.id)).toBe(false);
+    expect(ports.records.processGroups.has(e.id)).toBe(false);
+  });
+
   it('reconnects to a restarted control plane within its backoff and resends what was not acknowledged', async () => {
     const t = await bed.agent('phoenix', ports, { slots: 1, logChunkChars: 64, reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
     await connected(t);
@@ -226,6 +253,28 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await eventually(async () => (await bed.runner('drainer')).state === 'disconnected', 'runner disconnected');
     expect(await bed.state(second.id)).toBe('created');
     expect(ports.runs.size).toBe(1);
+  });
+
+  it('a drain past its grace period cancels the runs left, reports them canceled, then stops', async () => {
+    const t = await bed.agent('hurried', ports, { slots: 1, drainGraceMs: 100 });
+    await connected(t);
+    const e = await bed.execution();
+    const run = await ports.run(e.id);
+    await bed.until(e.id, 'started');
+
+    const drained = t.agent.drain('SIGTERM');
+    expect(t.agent.drain('SIGTERM again')).toBe(drained);
+    await eventually(() => run.cancels.length === 1, 'the run canceled once the grace period was over');
+    expect(run.cancels).toEqual(['the runner shut down before the run ended']);
+    run.finish('canceled', 'interrupted');
+    await drained;
+    await t.agent.stopped;
+    expect(t.agent.runningIds).toEqual([]);
+    expect(t.log.lines.find((l) => l.msg === 'execution ended')).toMatchObject({
+      executionId: e.id,
+      outcome: 'canceled',
+      reason: 'the runner shut down before the run ended',
+    });
   });
 
   it('a drain while the control plane is away waits for it to acknowledge the results', async () => {

@@ -42,6 +42,8 @@ describe('RunHandle.cancel', () => {
     await sink.until(() => sink.steps.some((s) => s.name === 'Start'));
     const pgid = run.pid;
     if (pgid === undefined) throw new Error('no pid');
+    // reported once it started, for the agent's run records
+    expect(sink.pgids).toEqual([pgid]);
     // the task's `sleep 60` runs in ansible-playbook's process group
     await waitForCommandInGroup(pgid, 'sleep');
 
@@ -101,6 +103,7 @@ describe('RunHandle.cancel', () => {
     expect(await run.result).toEqual({ outcome: 'canceled', exitCode: null, signal: null, reason: 'changed my mind' });
     expect(run.pid).toBeUndefined();
     expect(sink.chunks).toEqual([]);
+    expect(sink.pgids).toEqual([]);
   });
 
   it('does nothing once the run is over', async () => {

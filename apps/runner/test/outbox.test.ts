@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backoffMs } from '../src/agent.js';
+import { backoffMs } from '../src/agent/index.js';
 import { Outbox, type OutboxEvent } from '../src/outbox.js';
 
 const dirs: string[] = [];
@@ -64,6 +64,25 @@ describe('the outbox of unacknowledged events', () => {
     box.drop('gone');
     expect([...box.unacked()]).toEqual([]);
     expect(box.pending).toBe(0);
+  });
+
+  it('resolves "drained" once every event is acknowledged or dropped, not before', async () => {
+    const box = new Outbox(spillDir(), 1 << 20);
+    await box.drained(); // nothing pending: at once
+    box.push('a', log('a', 'x'));
+    box.push('a', result('a'));
+    box.push('b', log('b', 'y'));
+    let drained = false;
+    const waiting = box.drained().then(() => (drained = true));
+    box.ack('a', 1);
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    box.ack('a', 2);
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    box.drop('b');
+    await waiting;
+    expect(drained).toBe(true);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type PluginCluster,
   type PluginServer,
 } from '../src/index.js';
-import { CLUSTER_ID, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, S1, S2, S3, S4 } from './fixtures/facts.js';
+import { CLUSTER_ID, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
 
 const plugin = cinderIntegrationPlugin;
 

@@ -11,7 +11,7 @@ import {
   UNREADABLE_SIGNATURE,
   usableOsdDisks,
 } from '../src/index.js';
-import { disk, EMPTY_CLUSTER, facts, GiB, ID1, ID2, partition, server } from './fixtures/facts.js';
+import { disk, EMPTY_CLUSTER, facts, GiB, ID1, ID2, partition, server } from '@carapace/test-support/playbook-facts';
 
 /** A loop device of the machine given to a container as `/dev/<name>`. */
 function bound(name: string, kernelName: string, sizeBytes = 20 * GiB, extra: Parameters<typeof disk>[2] = {}) {

@@ -51,7 +51,7 @@ import {
   S4,
   S6,
   server,
-} from './fixtures/facts.js';
+} from '@carapace/test-support/playbook-facts';
 
 // ---------------------------------------------------------------------------------------
 // helpers

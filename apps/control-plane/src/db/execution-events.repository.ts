@@ -4,7 +4,8 @@ import type { ExecutionStepData } from '@carapace/models';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
 import { budgetError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import { executionArtifacts, executionLogChunks, executionSteps } from './schema/index.js';
-import { DEFAULT_LIMITS, type ListCursor, type ListRequest, type Page, type Stored } from './versioned.repository.js';
+import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
+import { DEFAULT_LIMITS } from './versioned.repository.js';
 
 const STEP_FIELDS: ModelFields = {
   data: [],

@@ -10,7 +10,7 @@ export class LockRepository {
   constructor(private readonly db: Db) {}
 
   /** The unexpired lock of a server, if any. */
-  lockOf(serverId: string, nowMs: number = Date.now()): ServerLock | undefined {
+  lockOf(serverId: string, nowMs: number): ServerLock | undefined {
     return this.db
       .select()
       .from(serverLocks)

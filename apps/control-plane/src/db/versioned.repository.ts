@@ -6,10 +6,9 @@ import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { tableChanges, type ChangeCounter } from './change-counter.js';
 import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
 import { budgetError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
-import type { ListCursor, ListRequest, Page, Stored, StoredText } from './list-types.js';
+import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
-export { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from './list-types.js';
 
 /** Bounds of a repository's lists and stored documents. */
 export interface RepositoryLimits {
@@ -24,11 +23,6 @@ export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBy
 /** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
 const BATCH_ROWS = 256;
 const BATCH_BYTES = 512 * 1024;
-
-/** The result of an update that checks the envelope the caller last read. */
-export type UpdateResult<D> =
-  | { readonly ok: true; readonly model: Stored<D> }
-  | { readonly ok: false; readonly reason: 'not_found' | 'stale' | 'deleted' };
 
 interface Row {
   id: string;
@@ -294,27 +288,6 @@ export class VersionedRepository<D> {
     const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
     this.insert(model);
     return model;
-  }
-
-  /**
-   * Appends the next version with new `data`, if the latest stored version still has the
-   * envelope the caller read (`expected`); the check and the write are one transaction.
-   */
-  update(expected: Omit<Stored<unknown>, 'data'>, data: D, initiatorId: string | null, now: number): UpdateResult<D> {
-    return this.db.transaction(() => {
-      const latest = this.get(expected.id);
-      if (!latest) return { ok: false, reason: 'not_found' } as const;
-      if (latest.time_deleted !== 0) return { ok: false, reason: 'deleted' } as const;
-      if (
-        latest.version !== expected.version ||
-        latest.time_updated !== expected.time_updated ||
-        latest.time_deleted !== expected.time_deleted ||
-        latest.initiator_id !== expected.initiator_id
-      ) {
-        return { ok: false, reason: 'stale' } as const;
-      }
-      return { ok: true, model: this.append(latest, { data }, initiatorId, now) } as const;
-    });
   }
 
   /**

@@ -6,6 +6,7 @@ import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
 import type { AppServices } from './context.js';
 import { clientErrorHandler, errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
+import { isApiPath, registerUi, uiSite } from './ui.js';
 import { validatorCompiler } from './validator.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -35,7 +36,8 @@ export interface AppDeps {
 /**
  * Builds the HTTP API: a ready Fastify instance that does not listen (api-v1 §1 and §2:
  * trailing slash optional, bodies parsed as JSON whatever their type, exact
- * `application/json`, no-store caching, one error envelope, 404 and 405).
+ * `application/json`, no-store caching, one error envelope, 404 and 405), and beside it the
+ * web UI (`ui.dir`) at every other path, when built.
  */
 export async function buildApp({ services, logger }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -54,7 +56,8 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  const ui = uiSite(services.config.ui.dir, logger);
+  app.setNotFoundHandler(ui ? (request, reply) => ui.notFound(request, reply) : notFoundHandler);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
@@ -70,10 +73,11 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     }
   });
 
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
-    reply.header('cache-control', 'private, no-store, no-cache');
+    if (ui && !isApiPath(request.url)) ui.decorate(reply);
+    else reply.header('cache-control', 'private, no-store, no-cache');
     done(null, payload);
   });
 
@@ -110,6 +114,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     const missing = METHODS.filter((m) => !known.has(m));
     if (missing.length) app.route({ method: missing, url, config: { auth: 'none' }, schema: { hide: true }, handler: methodNotAllowedHandler });
   }
+  if (ui) await registerUi(app, ui);
   await app.ready();
   return app;
 }

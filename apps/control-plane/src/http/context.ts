@@ -14,8 +14,7 @@ import type { ExecutionEngine } from '../services/execution-engine.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
 import type { RunnerService } from '../services/runner.service.js';
 import type { Throttle } from '../services/throttle.js';
-import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
-import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
+import type { CinderIntegrationService } from '../services/cinder-integration.service.js';
 import type { DiscoveryTokens } from '../services/discovery-tokens.js';
 
 /** Everything the routes need: the services and the configuration. */
@@ -32,8 +31,7 @@ export interface AppServices {
   readonly playbookConfigurations: PlaybookConfigurationService;
   readonly executions: ExecutionService;
   readonly engine: ExecutionEngine;
-  readonly executionEvents: ExecutionEventsRepository;
-  readonly clusterFiles: ClusterFileRepository;
+  readonly cinder: CinderIntegrationService;
   readonly discoveryTokens: DiscoveryTokens;
   readonly runners: RunnerService;
   /** Server registrations per client address (first-boot discovery is unauthenticated by users). */

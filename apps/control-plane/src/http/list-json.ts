@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../db/versioned.repository.js';
+import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../domain/list-types.js';
 
 const OPEN = Buffer.from('{"items":[');
 const COMMA = Buffer.from(',');

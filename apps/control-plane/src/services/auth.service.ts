@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RoleData, Token, UserData } from '@carapace/models';
 import type { AuthRepository } from '../db/auth.repository.js';
-import type { Stored } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 import { tooManyRequests, unauthorized } from '../errors.js';
 import { nowS, type Clock } from '../ports.js';
 import { credentialOf } from './authorization-header.js';

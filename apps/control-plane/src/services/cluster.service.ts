@@ -1,6 +1,7 @@
 import type { ClusterCreate, ClusterData, ClusterUpdate } from '@carapace/models';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
-import { conflict, UniqueViolation } from '../errors.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
+import { conflict } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
@@ -36,20 +37,5 @@ export class ClusterService extends VersionedService<ClusterData> {
       },
       principal,
     );
-  }
-
-  /** The live cluster with this id, if any. */
-  live(id: string): Stored<ClusterData> | undefined {
-    const cluster = this.repo.get(id);
-    return cluster && cluster.time_deleted === 0 ? cluster : undefined;
-  }
-
-  private unique<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (e) {
-      if (e instanceof UniqueViolation) throw conflict('ImpossibleToCreateSuchModel', 'A cluster with this name exists already.');
-      throw e;
-    }
   }
 }

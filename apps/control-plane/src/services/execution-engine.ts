@@ -1,16 +1,15 @@
-import type { ExecutionData, ExecutionState, PlaybookConfigurationData } from '@carapace/models';
+import type { ClusterData, ExecutionData, ExecutionState, PlaybookConfigurationData, ServerData } from '@carapace/models';
 import { getPlugin, type PlaybookConfiguration } from '@carapace/playbooks';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { ExecutionEventsRepository, StepInput } from '../db/execution-events.repository.js';
 import type { LockRepository } from '../db/lock.repository.js';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
-import type { ClusterService } from './cluster.service.js';
 import { checkTransition, isFinal } from './execution-state.js';
 import { pluginCluster, pluginServer } from './playbook-configuration.service.js';
 import type { ServerService } from './server.service.js';
 import { Signal } from './signal.js';
-import type { ClusterData } from '@carapace/models';
 
 /** An execution handed to a runner, with what it needs to run. */
 export interface Assignment {
@@ -19,6 +18,25 @@ export interface Assignment {
   readonly configuration: PlaybookConfiguration;
   /** Server id by inventory host (the server's IP), to turn step hosts into server ids. */
   readonly serverIds: Readonly<Record<string, string>>;
+  /** The recorded SSH host key of each server that has one, by IP: the runner enforces them. */
+  readonly hostKeys: Readonly<Record<string, string>>;
+}
+
+/** A step as a runner reports it: the stored step, with the inventory host it ran on. */
+export type StepReport = Omit<StepInput, 'serverId'> & { readonly host: string };
+
+/** What a runner that reconnects must be told about the runs it claims to hold. */
+export interface Reconciliation {
+  /** Runs it claims that the control plane does not give it: it should drop them. */
+  readonly abandoned: string[];
+  /** Runs being canceled: it should stop them. */
+  readonly cancel: string[];
+}
+
+/** Where a running execution's steps come from: its runner, and server id by step host. */
+interface RunningExecution {
+  readonly runnerId: string;
+  readonly hosts: ReadonlyMap<string, string>;
 }
 
 /** How a run ended, as a runner reports it. */
@@ -48,12 +66,17 @@ export class ExecutionEngine {
   readonly ended = new Signal<Stored<ExecutionData>>();
   /** Emitted when a running execution must be canceled: its runner should stop it. */
   readonly cancelRequested = new Signal<{ executionId: string; runnerId: string }>();
+  /**
+   * The running executions' runners and host maps, so that a step costs no lookup: filled
+   * when an execution is handed out, computed once on a miss (after a restart), dropped
+   * when the execution ends.
+   */
+  private readonly running = new Map<string, RunningExecution>();
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
     private readonly configurations: VersionedRepository<PlaybookConfigurationData>,
     private readonly clusterRepo: VersionedRepository<ClusterData>,
-    private readonly clusters: ClusterService,
     private readonly servers: ServerService,
     private readonly locks: LockRepository,
     private readonly eventsRepo: ExecutionEventsRepository,
@@ -75,7 +98,9 @@ export class ExecutionEngine {
   /**
    * Hands up to `slots` executions to a runner: queued executions in creation order; one
    * starts only if all its servers can be locked at once, and never ahead of an older
-   * queued execution that waits for one of the same servers.
+   * queued execution that waits for one of the same servers. Which runner, and how many
+   * slots it has free, is `Dispatch`'s decision (services/dispatch.ts), its only caller
+   * outside tests; the queue order and the locks stay here, with the execution's state.
    */
   claim(runnerId: string, slots: number): Assignment[] {
     if (slots <= 0) return [];
@@ -113,8 +138,34 @@ export class ExecutionEngine {
     this.locks.renew(runnerId, this.clock.nowMs() + this.leaseTimeoutMs);
   }
 
+  /** Whether an execution was handed to this runner (the events of others are dropped). */
+  holds(runnerId: string, executionId: string): boolean {
+    const running = this.running.get(executionId);
+    if (running) return running.runnerId === runnerId;
+    return this.executions.get(executionId)?.data.runner_id === runnerId;
+  }
+
+  /**
+   * A runner says hello with the runs it still holds: fails those of its runs it forgot (it
+   * restarted), and renews the leases of the others.
+   */
+  reconcile(runnerId: string, claimedIds: readonly string[]): Reconciliation {
+    const claimed = new Set(claimedIds);
+    const cancel: string[] = [];
+    for (const execution of this.runningOn(runnerId)) {
+      if (!claimed.has(execution.id)) {
+        this.finish(execution.id, 'failed', `runner ${runnerId} reconnected without the run (it restarted)`);
+      } else if (execution.data.state === 'canceling') cancel.push(execution.id);
+      claimed.delete(execution.id);
+    }
+    this.heartbeat(runnerId);
+    return { abandoned: [...claimed], cancel };
+  }
+
   /** Stores a step once; maps the step's host to its server. */
-  recordStep(executionId: string, seq: number, step: StepInput): boolean {
+  recordStep(executionId: string, seq: number, report: StepReport): boolean {
+    const { host, ...rest } = report;
+    const step: StepInput = { ...rest, serverId: this.serverIdOf(executionId, host) };
     const added = this.eventsRepo.addStep(executionId, seq, step, Math.floor(this.clock.nowMs() / 1000));
     if (added) this.events.emit({ executionId, kind: 'step' });
     return added;
@@ -153,8 +204,12 @@ export class ExecutionEngine {
     const finished = this.executions.transaction(() => {
       const latest = this.executions.get(executionId);
       if (!latest || isFinal(latest.data.state as ExecutionState)) return null;
-      const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' ? 'canceled' : 'failed';
-      const done = this.append(latest, to, { time_finished: nowS, reason }, null);
+      // `canceled` is what a user asked for. A run the runner stopped on its own (its drain
+      // ran out of grace) was not: it failed, with the runner's reason.
+      const selfCanceled = outcome === 'canceled' && latest.data.state !== 'canceling';
+      const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' && !selfCanceled ? 'canceled' : 'failed';
+      const why = selfCanceled ? `runner ${latest.data.runner_id ?? 'unknown'} stopped the run: ${reason ?? 'no reason given'}` : reason;
+      const done = this.append(latest, to, { time_finished: nowS, reason: why }, null);
       if (to === 'completed') this.applyEffects(done, nowS);
       // the run's files served their purpose (or the run did not complete): none stays
       this.eventsRepo.removeArtifacts(executionId);
@@ -229,22 +284,41 @@ export class ExecutionEngine {
     }).items;
   }
 
-  /** The assignment of a started execution (to hand it again after a reconnect). */
-  assignment(execution: Stored<ExecutionData>): Assignment {
+  /** The assignment of a started execution; remembers its runner and host map. */
+  private assignment(execution: Stored<ExecutionData>): Assignment {
     const config = this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
     if (!config) throw new Error(`configuration of execution ${execution.id} is missing`);
     const serverIds: Record<string, string> = {};
-    for (const server of this.servers.liveMany(execution.data.server_ids).found) {
+    const hostKeys: Record<string, string> = {};
+    const servers = this.servers.liveMany(execution.data.server_ids).found;
+    for (const server of servers) {
       if (server.data.ip) serverIds[server.data.ip] = server.id;
+      if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
     }
-    return { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds };
+    if (execution.data.runner_id) this.running.set(execution.id, { runnerId: execution.data.runner_id, hosts: hostMap(servers) });
+    return { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds, hostKeys };
+  }
+
+  /** The server a step's host (an IP, or a server id) names among the execution's servers. */
+  private serverIdOf(executionId: string, host: string): string | null {
+    let running = this.running.get(executionId);
+    if (!running) {
+      const execution = this.executions.get(executionId);
+      if (!execution) return null;
+      running = { runnerId: execution.data.runner_id ?? '', hosts: hostMap(this.servers.liveMany(execution.data.server_ids).found) };
+      if (execution.data.runner_id && !isFinal(execution.data.state as ExecutionState)) this.running.set(executionId, running);
+    }
+    return running.hosts.get(host) ?? null;
   }
 
   private append(latest: Stored<ExecutionData>, to: ExecutionState, patch: Partial<ExecutionData>, initiatorId: string | null): Stored<ExecutionData> {
     checkTransition(latest.data.state, to);
     const next = this.executions.append(latest, { data: { ...latest.data, ...patch, state: to } }, initiatorId, Math.floor(this.clock.nowMs() / 1000));
     this.events.emit({ executionId: latest.id, kind: 'state' });
-    if (isFinal(to)) this.ended.emit(next);
+    if (isFinal(to)) {
+      this.running.delete(latest.id);
+      this.ended.emit(next);
+    }
     return next;
   }
 
@@ -270,4 +344,13 @@ export class ExecutionEngine {
       this.files.removeAll(cluster.id);
     }
   }
+}
+
+/** Server id by step host: each server's IP and its id, the first server naming a host winning. */
+function hostMap(servers: readonly Stored<ServerData>[]): ReadonlyMap<string, string> {
+  const hosts = new Map<string, string>();
+  for (const server of servers) {
+    for (const host of [server.data.ip, server.id]) if (host && !hosts.has(host)) hosts.set(host, server.id);
+  }
+  return hosts;
 }

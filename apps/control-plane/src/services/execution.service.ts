@@ -1,13 +1,19 @@
-import type { ExecutionCreate, ExecutionData, ExecutionState, PlaybookConfigurationData } from '@carapace/models';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import type { ExecutionCreate, ExecutionData, ExecutionState, ExecutionStepData, PlaybookConfigurationData } from '@carapace/models';
+import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { ApiError, badRequest, conflict, forbidden } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { ClusterService } from './cluster.service.js';
 import type { ExecutionEngine } from './execution-engine.js';
+import { isFinal } from './execution-state.js';
 import { hasPlaybook, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
 
-/** Executions as the API sees them: create (queue) and cancel. Runs are the engine's. */
+/** Log chunks read at once by a follower (each up to 32 KiB from the runner). */
+const FOLLOW_READ_CHUNKS = 64;
+
+/** Executions as the API sees them: create (queue), cancel, steps and log. Runs are the engine's. */
 export class ExecutionService extends VersionedService<ExecutionData> {
   constructor(
     repo: VersionedRepository<ExecutionData>,
@@ -15,6 +21,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     private readonly configurations: VersionedRepository<PlaybookConfigurationData>,
     private readonly clusters: ClusterService,
     private readonly engine: ExecutionEngine,
+    private readonly events: ExecutionEventsRepository,
   ) {
     super('execution', repo, clock);
   }
@@ -83,6 +90,64 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       case 'completed':
       case 'failed':
         throw conflict('CannotCancelFinishedExecution', `The execution ${id} is ${state} already.`);
+    }
+  }
+
+  /** A page of the steps of an execution (filtered and sorted); 404 when the id is unknown. */
+  steps(id: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
+    this.get(id);
+    return this.events.listSteps(id, request);
+  }
+
+  /** Every matching step of an execution (`all`), read in bounded batches; 404 when the id is unknown. */
+  stepsCursor(id: string, request: ListRequest): ListCursor<Stored<ExecutionStepData>> {
+    this.get(id);
+    return this.events.cursorSteps(id, request);
+  }
+
+  /** The log of an execution so far, as far as it is contiguous; 404 when the id is unknown. */
+  log(id: string): string {
+    this.get(id);
+    return this.events.readLog(id).text;
+  }
+
+  /**
+   * The log of an execution as it grows, in bounded reads (`FOLLOW_READ_CHUNKS` chunks at
+   * most), each yielded as one piece of text. Between reads that find nothing new it waits
+   * for the engine's next event of this execution, never polls; it ends once the execution
+   * is final and its log read to the end, or when `signal` aborts (the client went away).
+   * The next read happens only when the consumer asks for it, so a slow client holds one
+   * read in memory, whatever the size of the log. 404 (thrown from the first read) when the
+   * id is unknown.
+   */
+  async *follow(id: string, signal: AbortSignal): AsyncGenerator<string, void, undefined> {
+    let wake: (() => void) | null = null;
+    const unsubscribe = this.engine.events.on((event) => {
+      if (event.executionId === id && wake) wake();
+    });
+    const stop = () => wake?.();
+    signal.addEventListener('abort', stop);
+    try {
+      let offset = 0;
+      while (!signal.aborted) {
+        // The state is read before the log: once it is final, the reads after it see the
+        // log as it was stored when the run ended.
+        const finished = isFinal(this.get(id).data.state as ExecutionState);
+        const { text, next } = this.events.readLog(id, offset, FOLLOW_READ_CHUNKS);
+        offset = next;
+        if (text) {
+          yield text;
+          continue;
+        }
+        if (finished) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = null;
+      }
+    } finally {
+      signal.removeEventListener('abort', stop);
+      unsubscribe();
     }
   }
 }

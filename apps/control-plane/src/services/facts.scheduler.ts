@@ -2,30 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { BlockList } from 'node:net';
 import type { Logger } from 'pino';
-import { ServerFactsSchema, type ServerData } from '@carapace/models';
-import { Value } from 'typebox/value';
-import type { Stored } from '../db/versioned.repository.js';
+import type { ServerData, ServerFacts } from '@carapace/models';
+import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import type { ServerService } from './server.service.js';
 import { Signal } from './signal.js';
 
-/** What the gateway sends a runner to gather a server's facts. */
-export interface FactsRequestMessage {
-  request_id: string;
-  server_id: string;
-  address: string;
-  username: string;
-  expected_host_key: string;
+/** A request for a runner to gather a server's facts over SSH. */
+export interface FactsRequest {
+  readonly requestId: string;
+  readonly serverId: string;
+  /** The server's IP, or its FQDN when it has no IP. */
+  readonly address: string;
+  readonly username: string;
+  /** The host key on record, which the server must present; null when none is recorded. */
+  readonly expectedHostKey: string | null;
 }
 
-/** A runner's answer. */
-export interface FactsAnswer {
-  request_id: string;
-  server_id: string;
-  facts_json: string;
-  host_key: string;
-  error: string;
-}
+/** A runner's answer to a `FactsRequest`, decoded and checked where it arrived. */
+export type FactsAnswer = { readonly requestId: string; readonly serverId: string } & (
+  | { readonly ok: true; readonly facts: ServerFacts; readonly hostKey: string | null }
+  | { readonly ok: false; readonly error: string }
+);
 
 interface Pending {
   serverId: string;
@@ -79,7 +77,7 @@ export class FactsScheduler {
     private readonly log: Logger,
     private readonly answerTimeoutMs = 120_000,
   ) {
-    this.unsubscribe = servers.onFactsRequested((server) => this.request(server));
+    this.unsubscribe = servers.factsRequested.on((server) => this.request(server));
   }
 
   /** Queues the servers left waiting for facts by a previous run of the control plane. */
@@ -100,9 +98,9 @@ export class FactsScheduler {
   }
 
   /** Hands due requests to the given runners, round-robin among those serving each server. */
-  take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): { runner: string; message: FactsRequestMessage }[] {
+  take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): { runner: string; request: FactsRequest }[] {
     const nowMs = this.clock.nowMs();
-    const out: { runner: string; message: FactsRequestMessage }[] = [];
+    const out: { runner: string; request: FactsRequest }[] = [];
     let turn = 0;
     for (const p of this.pending.values()) {
       if (p.inFlight && nowMs - p.inFlight.sentMs < this.answerTimeoutMs) continue;
@@ -130,7 +128,7 @@ export class FactsScheduler {
       p.inFlight = { requestId, runner: runner.name, sentMs: nowMs };
       out.push({
         runner: runner.name,
-        message: { request_id: requestId, server_id: server.id, address, username: server.data.username, expected_host_key: server.data.ssh_host_key ?? '' },
+        request: { requestId, serverId: server.id, address, username: server.data.username, expectedHostKey: server.data.ssh_host_key ?? null },
       });
     }
     return out;
@@ -138,37 +136,28 @@ export class FactsScheduler {
 
   /** Records a runner's answer; a failure is retried later. */
   complete(runner: string, answer: FactsAnswer): void {
-    const p = this.pending.get(answer.server_id);
-    if (!p?.inFlight || p.inFlight.requestId !== answer.request_id) {
-      this.log.info({ runner, serverId: answer.server_id }, 'ignored a facts answer nobody waits for');
+    const serverId = answer.serverId;
+    const p = this.pending.get(serverId);
+    if (!p?.inFlight || p.inFlight.requestId !== answer.requestId) {
+      this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for');
       return;
     }
     p.inFlight = null;
-    let error = answer.error.slice(0, 1024);
-    if (!error) {
-      let facts: unknown;
-      try {
-        facts = JSON.parse(answer.facts_json);
-      } catch {
-        facts = undefined;
-      }
-      if (Value.Check(ServerFactsSchema, facts)) {
-        this.servers.recordFacts(answer.server_id, facts, answer.host_key || null);
-        this.pending.delete(answer.server_id);
-        this.log.info({ runner, serverId: answer.server_id }, 'facts recorded');
-        return;
-      }
-      const first = [...Value.Errors(ServerFactsSchema, facts)][0];
-      error = `runner ${runner} sent invalid facts${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}`;
+    if (answer.ok) {
+      this.servers.recordFacts(serverId, answer.facts, answer.hostKey);
+      this.pending.delete(serverId);
+      this.log.info({ runner, serverId }, 'facts recorded');
+      return;
     }
+    const error = answer.error;
     p.attempts += 1;
     p.dueMs = this.clock.nowMs() + retryDelayMs(p.attempts);
     try {
-      this.servers.recordFactsFailure(answer.server_id, error);
+      this.servers.recordFactsFailure(serverId, error);
     } catch {
-      this.pending.delete(answer.server_id);
+      this.pending.delete(serverId);
     }
-    this.log.warn({ runner, serverId: answer.server_id, attempts: p.attempts, error }, 'facts not gathered; will retry');
+    this.log.warn({ runner, serverId, attempts: p.attempts, error }, 'facts not gathered; will retry');
   }
 
   /** Wakes the dispatcher when a retry comes due; returns its stop. */

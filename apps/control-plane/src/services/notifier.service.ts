@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, ServerData } from '@carapace/models';
 import { NOTIFICATION_EVENTS, publicBaseUrl, type Config, type NotificationEvent, type NotificationTargets } from '../config.js';
 import type { StepInput } from '../db/execution-events.repository.js';
-import type { Stored } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 import type { Mailer } from '../ports.js';
 import type { WebhookOutbox } from './webhook-outbox.service.js';
 

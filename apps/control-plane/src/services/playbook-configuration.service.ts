@@ -6,7 +6,8 @@ import type {
   ServerData,
 } from '@carapace/models';
 import { getPlugin, PlaybookInputError, resolveHints, type PluginCluster, type PluginServer } from '@carapace/playbooks';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { ClusterService } from './cluster.service.js';

@@ -1,5 +1,5 @@
 import { API_PERMISSIONS, PLAYBOOK_PERMISSIONS, type ApiPermission, type PermissionGroup, type UserData } from '@carapace/models';
-import type { Stored } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 
 /** The authenticated caller of a request, with its role's permissions as stored now. */
 export interface Principal {

@@ -6,13 +6,13 @@ import {
   type RoleData,
   type RoleUpdate,
 } from '@carapace/models';
-import { badRequest, conflict, forbidden, UniqueViolation } from '../errors.js';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
+import { badRequest, conflict, forbidden } from '../errors.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import type { Administrators } from './administrators.js';
 import { holdsEverything, notHeld, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
-import type { UserService } from './user.service.js';
 
 const KNOWN: Record<string, readonly string[]> = { api: API_PERMISSIONS, playbook: PLAYBOOK_PERMISSIONS };
 
@@ -59,20 +59,14 @@ export function checkHeld(principal: Principal, groups: readonly PermissionGroup
  * deleted; no change may leave no live user holding every permission.
  */
 export class RoleService extends VersionedService<RoleData> {
-  private users!: UserService;
-
   constructor(
     model: 'role',
     repo: VersionedRepository<RoleData>,
     clock: Clock,
     private readonly admins: Administrators,
+    private readonly countUsersWithRole: (roleId: string) => number,
   ) {
     super(model, repo, clock);
-  }
-
-  /** Wires the user service (the two refer to each other). */
-  attach(users: UserService): void {
-    this.users = users;
   }
 
   create(body: RoleCreate, principal: Principal): Stored<RoleData> {
@@ -113,7 +107,7 @@ export class RoleService extends VersionedService<RoleData> {
         if (this.admins.isBootstrapRole(id)) {
           throw conflict('CannotDeleteBootstrapRole', `The role ${latest.data.name} was created at first start and cannot be deleted.`);
         }
-        if (this.users.countWithRole(id) > 0) {
+        if (this.countUsersWithRole(id) > 0) {
           throw conflict('CannotDeleteRoleWithActiveUsers', `The role ${id} is the role of live users.`);
         }
         return { time_deleted: this.now() };
@@ -125,20 +119,5 @@ export class RoleService extends VersionedService<RoleData> {
   /** The latest version of a role, deleted or not. */
   find(id: string): Stored<RoleData> | undefined {
     return this.repo.get(id);
-  }
-
-  /** The live role with this id, if any. */
-  live(id: string): Stored<RoleData> | undefined {
-    const role = this.repo.get(id);
-    return role && role.time_deleted === 0 ? role : undefined;
-  }
-
-  private unique<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (e) {
-      if (e instanceof UniqueViolation) throw conflict('ImpossibleToCreateSuchModel', 'A role with this name exists already.');
-      throw e;
-    }
   }
 }

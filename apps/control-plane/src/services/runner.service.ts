@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Runner, RunnerToken } from '@carapace/models';
 import { conflict, notFound } from '../errors.js';
 import type { RunnerRepository } from '../db/runner.repository.js';
 import type { Clock } from '../ports.js';
@@ -24,27 +25,15 @@ export interface RunnerSession {
   draining: boolean;
 }
 
-/** A runner as the API lists it. */
-export interface RunnerInfo {
-  name: string;
-  state: 'connected' | 'draining' | 'disconnected';
-  labels: Record<string, string>;
-  version: string | null;
-  slots: number;
-  free_slots: number;
-  last_heartbeat: number | null;
-  connected_since: number | null;
-  peer: string | null;
-  ssh_public_key: string | null;
-  executions: string[];
-  time_created: number;
-}
-
-/** A freshly issued runner token; `token` is shown this once. */
-export interface IssuedRunner {
-  name: string;
-  labels: Record<string, string>;
-  token: string;
+/** What a runner says about itself when it connects. */
+export interface RunnerHello {
+  readonly name: string;
+  readonly version: string;
+  /** Added to (and overriding) the labels the runner was registered with. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly slots: number;
+  readonly peer: string;
+  readonly sshPublicKey: string;
 }
 
 function digest(secret: string): string {
@@ -68,7 +57,7 @@ export class RunnerService {
   ) {}
 
   /** Issues a token for a new runner; 409 when the name is taken. */
-  create(name: string, labels: Record<string, string>, createdBy: string | null): IssuedRunner {
+  create(name: string, labels: Record<string, string>, createdBy: string | null): RunnerToken {
     const secret = randomBytes(32).toString('base64url');
     const row = { name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy, revokedAt: null };
     if (!this.repo.insert(row)) throw conflict('RunnerExists', `A runner named ${name} exists already; delete it first to issue a new token.`);
@@ -76,7 +65,7 @@ export class RunnerService {
   }
 
   /** Issues (or rotates) the token of a runner the control plane starts itself. */
-  rotate(name: string, labels: Record<string, string>): IssuedRunner {
+  rotate(name: string, labels: Record<string, string>): RunnerToken {
     const secret = randomBytes(32).toString('base64url');
     this.repo.upsert({ name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy: null, revokedAt: null });
     return { name, labels, token: this.token(name, secret) };
@@ -104,15 +93,38 @@ export class RunnerService {
   }
 
   /** Labels a runner was registered with. */
-  labelsOf(name: string): Record<string, string> {
+  private labelsOf(name: string): Record<string, string> {
     return this.repo.get(name)?.labels ?? {};
   }
 
-  /** Registers a new session, replacing the runner's previous one. */
-  open(session: RunnerSession): RunnerSession | undefined {
-    const previous = this.sessions.get(session.name);
-    this.sessions.set(session.name, session);
-    return previous;
+  /** Opens a new session for a runner that said hello, replacing its previous one. */
+  open(hello: RunnerHello): { session: RunnerSession; replaced: boolean } {
+    const nowMs = this.clock.nowMs();
+    const session: RunnerSession = {
+      sessionId: randomUUID(),
+      name: hello.name,
+      version: hello.version,
+      labels: { ...this.labelsOf(hello.name), ...hello.labels },
+      slots: hello.slots,
+      connectedAtMs: nowMs,
+      peer: hello.peer,
+      sshPublicKey: hello.sshPublicKey,
+      lastHeartbeatMs: nowMs,
+      draining: false,
+    };
+    const replaced = this.sessions.has(hello.name);
+    this.sessions.set(hello.name, session);
+    return { session, replaced };
+  }
+
+  /** A session's heartbeat arrived. */
+  heartbeat(session: RunnerSession): void {
+    session.lastHeartbeatMs = this.clock.nowMs();
+  }
+
+  /** A session's runner is shutting down: it takes no new work. */
+  drain(session: RunnerSession): void {
+    session.draining = true;
   }
 
   /** Forgets a session unless the runner has reconnected since (then the newer one stays). */
@@ -138,7 +150,7 @@ export class RunnerService {
   }
 
   /** Every known runner with its state, for `GET /v1/runner/`. */
-  list(): RunnerInfo[] {
+  list(): Runner[] {
     return this.repo.all().map((row) => {
       const s = this.sessions.get(row.name);
       const executions = this.running(row.name);

@@ -2,10 +2,12 @@ import { isIP } from 'node:net';
 import { hostProblem, isHost, ServerDataSchema, ServerFactsSchema, type ServerCreate, type ServerData, type ServerFacts, type ServerUpdate } from '@carapace/models';
 import { Value } from 'typebox/value';
 import type { LockRepository } from '../db/lock.repository.js';
-import type { ListItem, ListRequest, Page, Stored, StoredText, VersionedRepository } from '../db/versioned.repository.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { ListItem, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { Principal } from './principal.js';
+import { Signal } from './signal.js';
 import { VersionedService } from './versioned.service.js';
 
 /** Who registers a server: a user, or a host with the discovery token (no user). */
@@ -32,15 +34,13 @@ export function servedAsStored(value: unknown, text: string): boolean {
 /** How many rows proven exact a `ServerService` remembers before it starts over. */
 const EXACT_ROWS_MAX = 500_000;
 
-/** Listens for servers whose facts must be gathered (new or re-registered). */
-export type FactsRequestListener = (server: Stored<ServerData>) => void;
-
 /**
  * Servers: registration (idempotent per id), renaming, facts recorded by runners, and the
  * guard against deleting a server that is in a cluster or locked.
  */
 export class ServerService extends VersionedService<ServerData> {
-  private readonly listeners = new Set<FactsRequestListener>();
+  /** Emitted for each server that needs its facts gathered (new or re-registered). */
+  readonly factsRequested = new Signal<Stored<ServerData>>();
   /** The rows (by key) whose data JSON was proven exactly what the API serves. */
   private readonly exactRows = new Set<number>();
 
@@ -50,12 +50,6 @@ export class ServerService extends VersionedService<ServerData> {
     private readonly locks: LockRepository,
   ) {
     super('server', repo, clock);
-  }
-
-  /** Calls `listener` for each server that needs its facts gathered. */
-  onFactsRequested(listener: FactsRequestListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /**
@@ -104,7 +98,7 @@ export class ServerService extends VersionedService<ServerData> {
       };
       return this.repo.append(latest, { data, time_deleted: 0 }, initiator, now);
     });
-    for (const listener of this.listeners) listener(server);
+    this.factsRequested.emit(server);
     return server;
   }
 
@@ -119,7 +113,7 @@ export class ServerService extends VersionedService<ServerData> {
       null,
       (latest) => {
         if (latest.data.cluster_id) throw conflict('CannotDeleteServer', `The server ${id} is in the cluster ${latest.data.cluster_id}.`);
-        if (this.locks.lockOf(id)) throw conflict('CannotDeleteServer', `The server ${id} is locked by a running execution.`);
+        if (this.locks.lockOf(id, this.clock.nowMs())) throw conflict('CannotDeleteServer', `The server ${id} is locked by a running execution.`);
         return { time_deleted: this.now() };
       },
       principal,
@@ -194,8 +188,8 @@ export class ServerService extends VersionedService<ServerData> {
     const found: Stored<ServerData>[] = [];
     const missing: string[] = [];
     for (const id of ids) {
-      const s = this.repo.get(id);
-      if (s && s.time_deleted === 0) found.push(s);
+      const s = this.live(id);
+      if (s) found.push(s);
       else missing.push(id);
     }
     return { found, missing };

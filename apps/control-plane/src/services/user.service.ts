@@ -1,7 +1,8 @@
 import type { UserCreate, UserData, UserUpdate } from '@carapace/models';
 import type { AuthRepository } from '../db/auth.repository.js';
-import type { Stored, VersionedRepository } from '../db/versioned.repository.js';
-import { ApiError, conflict, UniqueViolation } from '../errors.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
+import { ApiError, conflict } from '../errors.js';
 import type { Clock, Mail, Mailer } from '../ports.js';
 import type { Administrators } from './administrators.js';
 import { generatePassword, hashPassword } from './passwords.js';
@@ -100,11 +101,6 @@ export class UserService extends VersionedService<UserData> {
     return this.repo.get(id);
   }
 
-  /** How many live users have this role. */
-  countWithRole(roleId: string): number {
-    return this.repo.countLive('role_id', roleId);
-  }
-
   /** A role given to a user must exist, and hold nothing the caller does not hold. */
   private checkRole(roleId: string | null, principal: Principal): void {
     if (roleId === null) return;
@@ -123,15 +119,9 @@ export class UserService extends VersionedService<UserData> {
     checkHeld(principal, this.roles.find(target.data.role_id)?.data.permissions, 'change or delete a user whose role holds');
   }
 
-  private unique<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (e) {
-      if (e instanceof UniqueViolation) {
-        throw conflict('ImpossibleToCreateSuchModel', `A user with this ${e.field === 'email' ? 'e-mail' : 'login'} exists already.`);
-      }
-      throw e;
-    }
+  /** Users are unique by login and by e-mail: the answer says which is taken. */
+  protected override uniqueMessage(field: string): string {
+    return `A user with this ${field === 'email' ? 'e-mail' : 'login'} exists already.`;
   }
 }
 

@@ -1,15 +1,7 @@
 import type { ModelName } from '@carapace/models';
-import { conflict, notFound } from '../errors.js';
-import {
-  mapCursor,
-  type ListCursor,
-  type ListItem,
-  type ListRequest,
-  type Page,
-  type Stored,
-  type StoredText,
-  type VersionedRepository,
-} from '../db/versioned.repository.js';
+import { conflict, notFound, UniqueViolation } from '../errors.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from '../domain/list-types.js';
 import { nowS, type Clock } from '../ports.js';
 import type { Principal } from './principal.js';
 
@@ -70,6 +62,27 @@ export class VersionedService<D> {
     const model = this.repo.getVersion(id, version);
     if (!model) throw notFound(`No version ${version} of ${this.model} ${id}.`);
     return model;
+  }
+
+  /** The live (not deleted) latest version of a model, if any. */
+  live(id: string): Stored<D> | undefined {
+    const model = this.repo.get(id);
+    return model && model.time_deleted === 0 ? model : undefined;
+  }
+
+  /** Runs a write, turning a taken unique field into 409 ImpossibleToCreateSuchModel. */
+  protected unique<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof UniqueViolation) throw conflict('ImpossibleToCreateSuchModel', this.uniqueMessage(e.field));
+      throw e;
+    }
+  }
+
+  /** What a 409 for a taken unique field says; models unique by more than their name say which. */
+  protected uniqueMessage(_field: string): string {
+    return `A ${this.model} with this name exists already.`;
   }
 
   protected now(): number {

@@ -3,15 +3,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ansibleContentDir, PLAYBOOK_ENTRY_POINT, SHARED_ANSIBLE_CONTENT } from '@carapace/playbooks';
+import { assertNever } from '../state-machine.js';
 import { collectArtifacts } from './artifacts.js';
-import { parseEventLine, summarizeStats, type StatsEvent } from './events.schema.js';
 import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink } from './executor.types.js';
-import { LineSplitter } from './line-splitter.js';
 import { groupExists, signalGroup, waitForGroupExit } from './process-group.js';
+import { RunOutput } from './run-output.js';
 import { closeSshMasters } from './ssh-masters.js';
 import { prepareWorkDir, removeWorkDir, type WorkDir } from './work-dir.js';
 
@@ -23,24 +22,11 @@ export const DEFAULT_GRACE_MS = { interrupt: 10_000, terminate: 10_000 } as cons
 export const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../ansible/callback_plugins', import.meta.url));
 
 const DEFAULT_MAX_FORKS = 20;
-// The plugin caps a step's error at 64 KiB; anything far longer is not one of its lines.
-const MAX_EVENT_LINE_CHARS = 1024 * 1024;
 // After SIGKILL the kernel needs moments, unless a process is stuck in the kernel (D state).
 const KILL_WAIT_MS = 10_000;
 // Once the group is gone, its pipes close at once unless a process outside it holds them.
 const PIPE_CLOSE_WAIT_MS = 5_000;
 const NOTE_PREFIX = '[carapace runner]';
-
-// What ansible-playbook's exit codes mean (used when neither the stats nor an ERROR line say).
-const EXIT_MEANINGS: Readonly<Record<number, string>> = {
-  1: 'error',
-  2: 'one or more hosts failed',
-  3: 'one or more hosts unreachable',
-  4: 'one or more hosts unreachable, or a parser error',
-  5: 'bad or incomplete options',
-  99: 'interrupted',
-  250: 'unexpected error',
-};
 
 /**
  * Starts `ansible-playbook` for one execution and returns at once.
@@ -84,8 +70,7 @@ class AnsibleRun implements RunHandle {
   private cancelReason: string | null = null;
   private escalation: NodeJS.Timeout | undefined;
   private killSentAt: number | null = null;
-  private stats: StatsEvent | null = null;
-  private lastErrorLine: string | null = null;
+  private readonly output: RunOutput;
   private readonly graceMs: { readonly interrupt: number; readonly terminate: number };
 
   constructor(
@@ -97,6 +82,7 @@ class AnsibleRun implements RunHandle {
       interrupt: options.graceMs?.interrupt ?? DEFAULT_GRACE_MS.interrupt,
       terminate: options.graceMs?.terminate ?? DEFAULT_GRACE_MS.terminate,
     };
+    this.output = new RunOutput(sink, (text) => this.note(text));
     this.result = this.run();
   }
 
@@ -208,11 +194,12 @@ class AnsibleRun implements RunHandle {
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     const events = child.stdio[3];
     const flushers = [
-      this.pipeLog(child.stdout),
-      this.pipeLog(child.stderr),
-      this.pipeEvents(events instanceof Readable ? events : null),
+      this.output.pipeLog(child.stdout),
+      this.output.pipeLog(child.stderr),
+      this.output.pipeEvents(events instanceof Readable ? events : null),
     ];
     this.transition('running');
+    if (child.pid !== undefined) this.sink.started?.(child.pid);
 
     const exit = await exited;
     if ('error' in exit) {
@@ -276,8 +263,7 @@ class AnsibleRun implements RunHandle {
     if (code === 0) return this.finish('completed', code, signal, null);
     if (this.cancelReason !== null) return this.finish('canceled', code, signal, this.cancelReason);
     if (code === null) return this.finish('failed', code, signal, `ansible-playbook was killed by ${signal ?? 'a signal'}`);
-    const detail =
-      (this.stats && summarizeStats(this.stats)) ?? this.lastErrorLine ?? EXIT_MEANINGS[code] ?? 'no reason given';
+    const detail = this.output.failureDetail(code);
     return this.finish('failed', code, signal, `ansible-playbook exited with ${code}: ${detail}`);
   }
 
@@ -302,82 +288,6 @@ class AnsibleRun implements RunHandle {
     };
   }
 
-  // stdout and stderr go to the log in arrival order, each decoded on its own so that a
-  // character split between two chunks arrives whole. Returns the flush of the tail.
-  private pipeLog(stream: Readable | null): () => void {
-    if (stream === null) return () => undefined;
-    const decoder = new StringDecoder('utf8');
-    const lines = new LineSplitter((line) => this.noticeErrorLine(line), 4096);
-    const deliver = (text: string): void => {
-      if (text.length === 0) return;
-      this.sink.log(text);
-      lines.push(text);
-    };
-    let flushed = false;
-    const flush = (): void => {
-      if (flushed) return;
-      flushed = true;
-      deliver(decoder.end());
-      lines.end();
-    };
-    stream.on('data', (chunk: Buffer) => deliver(decoder.write(chunk)));
-    stream.once('end', flush);
-    // a broken pipe ends the stream; 'close' follows
-    stream.on('error', () => undefined);
-    return flush;
-  }
-
-  private pipeEvents(stream: Readable | null): () => void {
-    if (stream === null) {
-      this.note('no events pipe: steps will be missing');
-      return () => undefined;
-    }
-    const decoder = new StringDecoder('utf8');
-    const lines = new LineSplitter(
-      (line) => this.onEventLine(line),
-      MAX_EVENT_LINE_CHARS,
-      (head) => this.note(`ignored an event line longer than ${MAX_EVENT_LINE_CHARS} characters: ${preview(head)}`),
-    );
-    let flushed = false;
-    const flush = (): void => {
-      if (flushed) return;
-      flushed = true;
-      lines.push(decoder.end());
-      lines.end();
-    };
-    stream.on('data', (chunk: Buffer) => lines.push(decoder.write(chunk)));
-    stream.once('end', flush);
-    stream.on('error', () => undefined);
-    return flush;
-  }
-
-  private onEventLine(line: string): void {
-    if (line.trim().length === 0) return;
-    const parsed = parseEventLine(line);
-    switch (parsed.kind) {
-      case 'step':
-        this.sink.step(parsed.step);
-        return;
-      case 'stats':
-        this.stats = parsed.stats;
-        return;
-      case 'other':
-        return;
-      case 'malformed':
-        this.note(`ignored a malformed event line (${parsed.problem}): ${preview(line)}`);
-        return;
-      default:
-        assertNever(parsed);
-    }
-  }
-
-  // Ansible's fatal errors ("ERROR! the playbook: x could not be found") make the best
-  // failure reason when no host result explains the exit.
-  private noticeErrorLine(line: string): void {
-    const match = /^(?:ERROR!|\[ERROR\]:)\s*(.+)$/.exec(line.trim());
-    if (match?.[1]) this.lastErrorLine = `ERROR! ${match[1]}`.slice(0, 500);
-  }
-
   private note(text: string): void {
     this.sink.log(`${NOTE_PREFIX} ${text}\n`);
   }
@@ -390,19 +300,10 @@ function spawnFailure(executable: string, error: Error): string {
   return `cannot start ${executable}: ${error.message}`;
 }
 
-// A line quoted for the log: one line, at most 200 characters of it.
-function preview(text: string): string {
-  return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
-}
-
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }

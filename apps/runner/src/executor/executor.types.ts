@@ -42,6 +42,8 @@ export interface RunSink {
   step(event: StepEvent): void;
   /** Ansible's output (stdout and stderr in arrival order) and the runner's own notes. */
   log(text: string): void;
+  /** ansible-playbook started, in process group `pgid` (its pid). */
+  started?(pgid: number): void;
 }
 
 /** How a run ended. */

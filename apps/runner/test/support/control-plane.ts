@@ -2,14 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { grpc } from '@carapace/protocol';
-// The control plane's own test harness and gRPC server: a real in-memory SQLite control
+// The control plane's test harness and its gRPC server: a real in-memory SQLite control
 // plane, in this process, that the real agent talks to over a real gRPC stream.
-import { createLogger } from '../../../control-plane/src/logger.js';
-import { startGrpcServer, type GrpcServer } from '../../../control-plane/src/grpc/grpc.server.js';
-import { addServer } from '../../../control-plane/test/fixtures.js';
-import { Harness } from '../../../control-plane/test/harness.js';
-import { RunnerAgent, type AgentOptions, type AgentPorts } from '../../src/agent.js';
+import { createLogger, startGrpcServer, type GrpcServer } from '@carapace/control-plane';
+import { grpc } from '@carapace/protocol';
+import { addServer } from '@carapace/test-support/facts';
+import { Harness } from '@carapace/test-support/harness';
+import { RunnerAgent, type AgentOptions, type AgentPorts } from '../../src/agent/index.js';
 
 /** Log lines of an agent, parsed. */
 export class RecordedLog {

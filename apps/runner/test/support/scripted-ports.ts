@@ -1,8 +1,7 @@
 import type { ServerFacts } from '@carapace/models';
-import { makeFacts } from '../../../control-plane/test/fixtures.js';
-import type { AgentPorts, PreflightTarget, RunOutcome, RunRequest, RunStep } from '../../src/agent.js';
-
-type Sink = Parameters<AgentPorts['startRun']>[1];
+import { makeFacts } from '@carapace/test-support/facts';
+import type { AgentPorts, OrphanRun, PreflightCheck, PreflightTarget, RunRecords, RunRequest } from '../../src/agent/index.js';
+import type { RunArtifact, RunHandle, RunOutcome, RunResult, RunSink, StepEvent } from '../../src/executor/index.js';
 
 /** Polls `check` until it returns something other than undefined/false; fails after `timeoutMs`. */
 export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 5000): Promise<T> {
@@ -27,12 +26,12 @@ export class ScriptedRun {
   /** All log text the run emitted, in order. */
   text = '';
   private steps = 0;
-  private settle: ((outcome: RunOutcome) => void) | null = null;
-  readonly result: Promise<RunOutcome>;
+  private settle: ((result: RunResult) => void) | null = null;
+  readonly result: Promise<RunResult>;
 
   constructor(
     readonly request: RunRequest,
-    private readonly sink: Sink,
+    private readonly sink: RunSink,
   ) {
     this.result = new Promise((resolve) => (this.settle = resolve));
   }
@@ -43,12 +42,20 @@ export class ScriptedRun {
     this.sink.log(text);
   }
 
+  /** ansible-playbook started in process group `pgid`. */
+  started(pgid: number): void {
+    this.sink.started?.(pgid);
+  }
+
   /** The run reports a finished step (host defaults to the first inventory host). */
-  step(step: Partial<RunStep> & { name: string }): void {
+  step(step: Partial<StepEvent> & { name: string }): void {
     this.steps += 1;
     const host = step.host ?? Object.keys(hostvarsOf(this.request))[0] ?? 'localhost';
     this.sink.step({
       host,
+      address: step.address ?? host,
+      changed: step.changed ?? false,
+      ignored: step.ignored ?? false,
       role: step.role ?? 'hello',
       result: step.result ?? 'ok',
       error: step.error ?? {},
@@ -59,8 +66,8 @@ export class ScriptedRun {
   }
 
   /** The run ends (a completed one may hand files back). */
-  finish(outcome: RunOutcome['outcome'] = 'completed', reason: string | null = null, artifacts?: RunOutcome['artifacts']): void {
-    this.settle?.({ outcome, reason, ...(artifacts ? { artifacts } : {}) });
+  finish(outcome: RunOutcome = 'completed', reason: string | null = null, artifacts?: readonly RunArtifact[]): void {
+    this.settle?.({ outcome, exitCode: null, signal: null, reason, ...(artifacts ? { artifacts } : {}) });
     this.settle = null;
   }
 }
@@ -77,10 +84,40 @@ export function hostFacts(address: string): ServerFacts {
   return makeFacts(`ceph-node-${address.split('.').at(-1) ?? '0'}`, address);
 }
 
+/** Run records in memory: what the agent wrote of each run, and the orphans `recover()` reports. */
+export class MemoryRunRecords implements RunRecords {
+  readonly workRoot = '/nonexistent/carapace-runner-test/executions';
+  readonly knownHosts = new Map<string, string>();
+  readonly processGroups = new Map<string, number>();
+  /** What the next `recover()` reports as killed. */
+  orphans: OrphanRun[] = [];
+  recovered = 0;
+
+  recover(): OrphanRun[] {
+    this.recovered += 1;
+    return this.orphans.splice(0);
+  }
+
+  writeKnownHosts(executionId: string, lines: string): string {
+    this.knownHosts.set(executionId, lines);
+    return `${this.workRoot}/${executionId}.known_hosts`;
+  }
+
+  recordProcessGroup(executionId: string, pgid: number): void {
+    this.processGroups.set(executionId, pgid);
+  }
+
+  forget(executionId: string): void {
+    this.knownHosts.delete(executionId);
+    this.processGroups.delete(executionId);
+  }
+}
+
 /**
  * The agent's side effects, scripted: `startRun` hands each run to the test as a
- * `ScriptedRun`, `preflight` answers ok (optionally held until `releasePreflight()`), and
- * `gatherFacts` answers fixed facts or throws for the addresses in `factsFailures`.
+ * `ScriptedRun`, `preflight` answers ok (optionally held until `releasePreflight()`),
+ * `gatherFacts` answers fixed facts or throws for the addresses in `factsFailures`, and the
+ * run records stay in memory.
  */
 export class ScriptedPorts implements AgentPorts {
   readonly runs = new Map<string, ScriptedRun>();
@@ -88,16 +125,17 @@ export class ScriptedPorts implements AgentPorts {
   readonly factsCalls: PreflightTarget[] = [];
   /** Error message by address: gatherFacts throws it. */
   readonly factsFailures = new Map<string, string>();
+  readonly records = new MemoryRunRecords();
   private preflightGate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
 
-  startRun(request: RunRequest, sink: Sink): { result: Promise<RunOutcome>; cancel(reason?: string): void } {
+  startRun(request: RunRequest, sink: RunSink): RunHandle {
     const run = new ScriptedRun(request, sink);
     this.runs.set(request.executionId, run);
-    return { result: run.result, cancel: (reason) => run.cancels.push(reason ?? '') };
+    return { result: run.result, cancel: (reason) => run.cancels.push(reason ?? ''), pid: undefined };
   }
 
-  async preflight(targets: PreflightTarget[]): Promise<{ address: string; ok: boolean; hostKey: string | null; reason: string | null }[]> {
+  async preflight(targets: PreflightTarget[]): Promise<PreflightCheck[]> {
     this.preflightCalls.push(targets);
     if (this.preflightGate) await this.preflightGate;
     return targets.map((t) => ({ address: t.address, ok: true, hostKey: t.expectedHostKey ?? HOST_KEY, reason: null }));

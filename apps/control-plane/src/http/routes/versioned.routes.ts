@@ -10,8 +10,9 @@ import {
 } from '@carapace/models';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
+import { parseBoolean } from '@carapace/config';
 import type { Config } from '../../config.js';
-import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../../db/versioned.repository.js';
+import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../../domain/list-types.js';
 import { badRequest } from '../../errors.js';
 import type { Principal } from '../../services/principal.js';
 import { principalOf } from '../context.js';
@@ -53,16 +54,10 @@ export interface VersionedRoutesOptions<D> {
   };
 }
 
-const TRUE = /^(1|y|yes|t|true|on)$/i;
-const FALSE = /^(0|n|no|f|false|off)$/i;
-
 /** Turns the list query (api-v1 §4) into a list request, clamping `per_page` to the configured maximum. */
 export function listRequest(query: ListQuery, config: Config): ListRequest {
-  let all = false;
-  if (query.all !== undefined) {
-    if (TRUE.test(query.all)) all = true;
-    else if (!FALSE.test(query.all)) throw badRequest('Query parameter "all" takes a boolean: 1, yes, true, on / 0, no, false, off.');
-  }
+  const all = query.all === undefined ? false : parseBoolean(query.all);
+  if (all === undefined) throw badRequest('Query parameter "all" takes a boolean: 1, yes, true, on / 0, no, false, off.');
   return {
     page: query.page ?? 1,
     perPage: Math.min(query.per_page ?? config.list.defaultPerPage, config.list.maxPerPage),

@@ -4,21 +4,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { MailSink, type ReceivedMail } from '../../../test/support/mail-sink.js';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Clock, type Config, type Container, type Db } from '../src/index.js';
-
-/** A clock tests can move forward. */
-export class TestClock implements Clock {
-  offsetMs = 0;
-  nowMs(): number {
-    return Date.now() + this.offsetMs;
-  }
-  advance(seconds: number): void {
-    this.offsetMs += seconds * 1000;
-  }
-}
-
-export { MailSink, type ReceivedMail };
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Config, type Container, type Db } from '@carapace/control-plane';
+import { TestClock } from './clock.js';
+import { MailSink } from './mail-sink.js';
 
 /** The answer of an injected request. */
 export interface Answer {

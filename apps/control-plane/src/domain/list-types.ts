@@ -1,4 +1,6 @@
-// What a list asks for and what it answers, independent of how a table stores its rows.
+// What a list asks for and what it answers, independent of how a table stores its rows:
+// the shapes shared by the routes (`http/`), the services and the repositories (`db/`),
+// which all import them from here, so that no layer reaches into another for a type.
 
 /** One stored version of a model: the envelope without `model`, and its `data`. */
 export interface Stored<D> {

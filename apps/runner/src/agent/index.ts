@@ -1,0 +1,15 @@
+// The runner agent: the stream session to the control plane and the execution runs.
+export { RunnerAgent } from './runner-agent.js';
+export { backoffMs } from './backoff.js';
+export { fileRunRecords } from './run-records.js';
+export type {
+  AgentOptions,
+  AgentPorts,
+  ExecutionAssignment,
+  OrphanRun,
+  PreflightCheck,
+  PreflightTarget,
+  RunConfiguration,
+  RunRecords,
+  RunRequest,
+} from './agent.types.js';

@@ -1,0 +1,202 @@
+import type { Runner } from '@carapace/models';
+import { ActionIcon, Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput, Title, Tooltip } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ErrorNotice } from '../../api/errors.ts';
+import { useClient, useSession } from '../../api/session.tsx';
+import { formatAgo } from '../../components/format.ts';
+import { keys } from '../../components/queries.ts';
+import { StateBadge } from '../../components/StateBadge.tsx';
+import { ConfirmDialog } from './ConfirmDelete.tsx';
+import { parseLabels, RUNNER_NAME } from './labels.ts';
+
+function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onClose: () => void; onCreated: (name: string, token: string) => void }) {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const [labels, setLabels] = useState('');
+  const [touched, setTouched] = useState(false);
+  const parsed = parseLabels(labels);
+  const nameError = !RUNNER_NAME.test(name) ? 'Lower-case letters, digits, ".", "_" and "-" (up to 63).' : null;
+  const create = useMutation({
+    mutationFn: () => client.createRunner(name, 'labels' in parsed ? parsed.labels : {}),
+    onSuccess: (created) => {
+      void queryClient.invalidateQueries({ queryKey: keys.runners });
+      setName('');
+      setLabels('');
+      setTouched(false);
+      create.reset();
+      onCreated(created.name, created.token);
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setTouched(true);
+    if (!nameError && 'labels' in parsed) create.mutate();
+  };
+  return (
+    <Modal opened={opened} onClose={onClose} title="New runner">
+      <form onSubmit={submit} aria-label="New runner">
+        <Stack>
+          <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
+          <Textarea
+            label="Labels"
+            description="One key=value a line, e.g. site=lab"
+            autosize
+            minRows={2}
+            value={labels}
+            onChange={(e) => setLabels(e.currentTarget.value)}
+            error={'error' in parsed ? parsed.error : null}
+          />
+          <ErrorNotice error={create.error} />
+          <Group justify="end">
+            <Button variant="default" onClick={onClose}>
+              Close
+            </Button>
+            <Button type="submit" loading={create.isPending}>
+              Create runner
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** Shows a new runner's token, this once, with a copy button. */
+function TokenDialog({ shown, onClose }: { shown: { name: string; token: string } | null; onClose: () => void }) {
+  return (
+    <Modal opened={shown !== null} onClose={onClose} title={`Token of runner ${shown?.name ?? ''}`} closeOnClickOutside={false} size="lg">
+      <Stack>
+        <Alert color="yellow" title="Shown only once">
+          Copy the token now and give it to the runner (<Code>CARAPACE_RUNNER_TOKEN</Code> or its configuration). The control plane keeps only a digest: to get
+          another one, revoke this runner and create it again.
+        </Alert>
+        <Code block aria-label="Runner token" style={{ wordBreak: 'break-all', whiteSpace: 'pre-wrap' }}>
+          {shown?.token}
+        </Code>
+        <Group justify="end">
+          <CopyButton value={shown?.token ?? ''}>
+            {({ copied, copy }) => (
+              <Button color={copied ? 'teal' : undefined} onClick={copy}>
+                {copied ? 'Copied' : 'Copy token'}
+              </Button>
+            )}
+          </CopyButton>
+          <Button variant="default" onClick={onClose}>
+            Done
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+export function RunnersPage() {
+  const client = useClient();
+  const { can } = useSession();
+  const queryClient = useQueryClient();
+  const runners = useQuery({ queryKey: keys.runners, queryFn: () => client.getRunners(), refetchInterval: 5000 });
+  const [creating, setCreating] = useState(false);
+  const [token, setToken] = useState<{ name: string; token: string } | null>(null);
+  const [revoking, setRevoking] = useState<Runner | null>(null);
+  const revoke = useMutation({
+    mutationFn: (r: Runner) => client.deleteRunner(r.name),
+    onSuccess: (_, r) => {
+      void queryClient.invalidateQueries({ queryKey: keys.runners });
+      notifications.show({ color: 'green', title: 'Runner revoked', message: r.name });
+      setRevoking(null);
+    },
+  });
+
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <Title order={2}>Runners</Title>
+        {can('create_runner') ? <Button onClick={() => setCreating(true)}>New runner</Button> : null}
+      </Group>
+      <ErrorNotice error={runners.error} onRetry={() => void runners.refetch()} />
+      {runners.isPending ? (
+        <Skeleton height={160} />
+      ) : runners.data ? (
+        runners.data.items.length === 0 ? (
+          <Text c="dimmed">No runner yet.</Text>
+        ) : (
+          <Table.ScrollContainer minWidth={800}>
+            <Table striped aria-label="Runners">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>State</Table.Th>
+                  <Table.Th>Labels</Table.Th>
+                  <Table.Th>Slots (free)</Table.Th>
+                  <Table.Th>Last heartbeat</Table.Th>
+                  <Table.Th>Address</Table.Th>
+                  <Table.Th>Version</Table.Th>
+                  <Table.Th>Actions</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {runners.data.items.map((r) => (
+                  <Table.Tr key={r.name}>
+                    <Table.Td>{r.name}</Table.Td>
+                    <Table.Td>
+                      <StateBadge kind="runner" state={r.state} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {Object.entries(r.labels).map(([k, v]) => (
+                          <Badge key={k} variant="outline" tt="none" size="sm">
+                            {k}={v}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>
+                      {r.slots} ({r.free_slots})
+                    </Table.Td>
+                    <Table.Td>{formatAgo(r.last_heartbeat)}</Table.Td>
+                    <Table.Td>{r.peer ?? '—'}</Table.Td>
+                    <Table.Td>{r.version ?? '—'}</Table.Td>
+                    <Table.Td>
+                      {can('delete_runner') ? (
+                        <Tooltip label="Revoke its token">
+                          <ActionIcon variant="subtle" color="red" aria-label={`Revoke runner ${r.name}`} onClick={() => setRevoking(r)}>
+                            ✕
+                          </ActionIcon>
+                        </Tooltip>
+                      ) : null}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )
+      ) : null}
+      <NewRunnerDialog
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onCreated={(name, t) => {
+          setCreating(false);
+          setToken({ name, token: t });
+        }}
+      />
+      <TokenDialog shown={token} onClose={() => setToken(null)} />
+      <ConfirmDialog
+        opened={revoking !== null}
+        title="Revoke this runner?"
+        message={`The token of ${revoking?.name ?? ''} stops working and its connection is closed; its running executions fail.`}
+        confirmLabel="Revoke runner"
+        onConfirm={() => revoking && revoke.mutate(revoking)}
+        onClose={() => {
+          setRevoking(null);
+          revoke.reset();
+        }}
+        pending={revoke.isPending}
+        error={revoke.error}
+      />
+    </Stack>
+  );
+}

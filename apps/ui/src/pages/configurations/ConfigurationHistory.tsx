@@ -1,0 +1,87 @@
+import { Group, Loader, Select, Skeleton, Stack, Table, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
+import { ErrorNotice } from '../../api/errors.ts';
+import { useClient } from '../../api/session.tsx';
+import { formatTime } from '../../components/format.ts';
+import { keys } from '../../components/queries.ts';
+import { configToText, type ConfigMode } from './configText.ts';
+
+const DiffView = lazy(() => import('../../components/DiffView.tsx'));
+
+/** The versions of a configuration and a diff between two of them. */
+export function ConfigurationHistory({ id, latest, mode }: { id: string; latest: number; mode: ConfigMode }) {
+  const client = useClient();
+  const versions = useQuery({
+    queryKey: [...keys.configurationVersions(id), latest],
+    queryFn: () => client.getPlaybookConfigurationVersions(id, { all: true }),
+  });
+  const items = versions.data?.items ?? [];
+  const [older, setOlder] = useState<string | null>(null);
+  const [newer, setNewer] = useState<string | null>(null);
+  useEffect(() => {
+    setNewer(String(latest));
+    setOlder(String(Math.max(1, latest - 1)));
+  }, [latest]);
+  const byVersion = useMemo(() => new Map(items.map((v) => [String(v.version), v])), [items]);
+  const a = older ? byVersion.get(older) : undefined;
+  const b = newer ? byVersion.get(newer) : undefined;
+  const options = items.map((v) => ({ value: String(v.version), label: `Version ${v.version} (${formatTime(v.time_updated)})` }));
+
+  if (versions.isPending) return <Skeleton height={200} />;
+  if (versions.error) return <ErrorNotice error={versions.error} onRetry={() => void versions.refetch()} />;
+
+  return (
+    <Stack gap="md">
+      <Table striped aria-label="Versions">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Version</Table.Th>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Saved</Table.Th>
+            <Table.Th>By</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {items.map((v) => (
+            <Table.Tr key={v.version}>
+              <Table.Td>{v.version}</Table.Td>
+              <Table.Td>{v.data.name}</Table.Td>
+              <Table.Td>{formatTime(v.time_updated)}</Table.Td>
+              <Table.Td>
+                <Text size="xs" ff="monospace">
+                  {v.initiator_id ? v.initiator_id.slice(0, 8) : '—'}
+                </Text>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      <Group align="end">
+        <Select label="Older version" data={options} value={older} onChange={setOlder} w={300} />
+        <Select label="Newer version" data={options} value={newer} onChange={setNewer} w={300} />
+      </Group>
+      {a && b ? (
+        a.version === b.version ? (
+          <Text size="sm" c="dimmed">
+            Choose two different versions to compare.
+          </Text>
+        ) : (
+          <Suspense fallback={<Loader aria-label="Loading the diff" />}>
+            <DiffView
+              a={configToText(a.data.configuration, mode)}
+              b={configToText(b.data.configuration, mode)}
+              mode={mode}
+              labelA={`Version ${a.version}`}
+              labelB={`Version ${b.version}`}
+            />
+          </Suspense>
+        )
+      ) : items.length < 2 ? (
+        <Text size="sm" c="dimmed">
+          Only one version so far: save a change to compare versions.
+        </Text>
+      ) : null}
+    </Stack>
+  );
+}

@@ -1,0 +1,108 @@
+import { Anchor, Badge, Button, Group, Pagination, Skeleton, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { Link } from 'react-router';
+import { ErrorNotice } from '../../api/errors.ts';
+import { useClient, useSession } from '../../api/session.tsx';
+import { formatTime } from '../../components/format.ts';
+import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
+import { escapeRegexp } from '../../components/format.ts';
+
+const PER_PAGE = 25;
+
+export function ConfigurationListPage() {
+  const client = useClient();
+  const { can } = useSession();
+  const [page, setPage] = useState(1);
+  const [search, setSearch] = useState('');
+  const [debounced] = useDebouncedValue(search.trim(), 300);
+  const list = useQuery({
+    queryKey: [...keys.configurations, 'list', page, debounced],
+    queryFn: () =>
+      client.getPlaybookConfigurations({ page, perPage: PER_PAGE, ...(debounced ? { filter: { name: { regexp: escapeRegexp(debounced) } } } : {}) }),
+    placeholderData: keepPreviousData,
+  });
+  const playbooks = usePlaybooks();
+  const clusters = useAllClusters();
+  const playbookName = useMemo(() => new Map((playbooks.data?.items ?? []).map((p) => [p.id, p.name])), [playbooks.data]);
+  const clusterName = useMemo(() => new Map((clusters.data?.items ?? []).map((c) => [c.id, c.data.name])), [clusters.data]);
+  const pages = list.data ? Math.max(1, Math.ceil(list.data.total / PER_PAGE)) : 1;
+
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <Title order={2}>Playbook configurations</Title>
+        {can('create_playbook_configuration') ? (
+          <Button component={Link} to="new">
+            New configuration
+          </Button>
+        ) : null}
+      </Group>
+      <TextInput
+        label="Search configurations"
+        placeholder="Name"
+        value={search}
+        onChange={(e) => {
+          setSearch(e.currentTarget.value);
+          setPage(1);
+        }}
+        maw={360}
+      />
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      {list.isPending ? (
+        <Skeleton height={200} />
+      ) : list.data ? (
+        <>
+          <Table.ScrollContainer minWidth={720}>
+            <Table striped highlightOnHover aria-label="Playbook configurations">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Playbook</Table.Th>
+                  <Table.Th>Cluster</Table.Th>
+                  <Table.Th>Servers</Table.Th>
+                  <Table.Th>Version</Table.Th>
+                  <Table.Th>Updated</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {list.data.items.map((pc) => (
+                  <Table.Tr key={pc.id}>
+                    <Table.Td>
+                      <Anchor component={Link} to={pc.id}>
+                        {pc.data.name}
+                      </Anchor>
+                    </Table.Td>
+                    <Table.Td>{playbookName.get(pc.data.playbook_id) ?? pc.data.playbook_id}</Table.Td>
+                    <Table.Td>
+                      {can('view_cluster') ? (
+                        <Anchor component={Link} to={`/clusters/${pc.data.cluster_id}`}>
+                          {clusterName.get(pc.data.cluster_id) ?? pc.data.cluster_id.slice(0, 8)}
+                        </Anchor>
+                      ) : (
+                        pc.data.cluster_id.slice(0, 8)
+                      )}
+                    </Table.Td>
+                    <Table.Td>{pc.data.server_ids?.length ?? 0}</Table.Td>
+                    <Table.Td>
+                      <Badge variant="light">v{pc.version}</Badge>
+                    </Table.Td>
+                    <Table.Td>{formatTime(pc.time_updated)}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+          {list.data.items.length === 0 ? <Text c="dimmed">No playbook configuration{debounced ? ' matches' : ' yet'}.</Text> : null}
+          <Group justify="space-between">
+            <Text size="sm" c="dimmed">
+              {list.data.total} in all
+            </Text>
+            {pages > 1 ? <Pagination total={pages} value={page} onChange={setPage} aria-label="Pages" /> : null}
+          </Group>
+        </>
+      ) : null}
+    </Stack>
+  );
+}

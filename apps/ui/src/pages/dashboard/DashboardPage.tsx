@@ -1,0 +1,271 @@
+import type { Execution } from '@carapace/models';
+import { Anchor, Badge, Card, Group, SimpleGrid, Skeleton, Stack, Table, Text, Title, UnstyledButton } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import { ErrorNotice } from '../../api/errors.ts';
+import { SERVER_STATE_NAMES } from '../../api/servers.ts';
+import { useClient, useSession } from '../../api/session.tsx';
+import { formatAgo, formatTime } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { StateBadge, stateLabel } from '../../components/StateBadge.tsx';
+
+const REFRESH_MS = 10_000;
+
+function Panel({ title, id, children, action }: { title: string; id: string; children: ReactNode; action?: ReactNode }) {
+  return (
+    <Card withBorder padding="md" component="section" aria-labelledby={id}>
+      <Group justify="space-between" mb="sm">
+        <Title order={3} size="h4" id={id}>
+          {title}
+        </Title>
+        {action}
+      </Group>
+      {children}
+    </Card>
+  );
+}
+
+function ClustersPanel() {
+  const client = useClient();
+  const clusters = useQuery({
+    queryKey: ['clusters', 'dashboard'],
+    queryFn: ({ signal }) => client.getClusters({ sortBy: { name: 1 }, perPage: 8 }, { signal }),
+    refetchInterval: REFRESH_MS,
+  });
+  return (
+    <Panel
+      title="Clusters"
+      id="dash-clusters"
+      action={
+        <Anchor component={Link} to="/clusters" size="sm">
+          {clusters.data ? `All ${clusters.data.total}` : 'All'}
+        </Anchor>
+      }
+    >
+      <ErrorNotice error={clusters.error} />
+      {clusters.isPending && <Skeleton h={80} />}
+      {clusters.data && (
+        <Stack gap={6}>
+          <Text size="xl" fw={700} aria-label={`${clusters.data.total} clusters`}>
+            {clusters.data.total}
+          </Text>
+          {clusters.data.items.length === 0 && <Text c="dimmed">No cluster yet.</Text>}
+          {clusters.data.items.map((c) => {
+            const roles = Object.entries(c.data.configuration).filter(([, m]) => m.length > 0);
+            return (
+              <Group key={c.id} justify="space-between" wrap="nowrap">
+                <Anchor component={Link} to={`/clusters/${c.id}`} truncate="end">
+                  {c.data.name}
+                </Anchor>
+                <Group gap={4} wrap="nowrap">
+                  {roles.length === 0 ? (
+                    <Text size="xs" c="dimmed">
+                      not deployed
+                    </Text>
+                  ) : (
+                    roles.map(([role, members]) => (
+                      <Badge key={role} size="sm" variant="light" tt="none">
+                        {role} {members.length}
+                      </Badge>
+                    ))
+                  )}
+                </Group>
+              </Group>
+            );
+          })}
+        </Stack>
+      )}
+    </Panel>
+  );
+}
+
+function ServersPanel() {
+  const client = useClient();
+  const counts = useQuery({
+    queryKey: ['servers', 'by-state'],
+    refetchInterval: REFRESH_MS,
+    queryFn: async ({ signal }) => {
+      const [all, ...states] = await Promise.all([
+        client.getServers({ perPage: 1 }, { signal }),
+        ...SERVER_STATE_NAMES.map((state) => client.getServers({ filter: { state }, perPage: 1 }, { signal })),
+      ]);
+      return { total: all?.total ?? 0, states: SERVER_STATE_NAMES.map((state, i) => ({ state, count: states[i]?.total ?? 0 })) };
+    },
+  });
+  return (
+    <Panel
+      title="Servers"
+      id="dash-servers"
+      action={
+        <Anchor component={Link} to="/servers" size="sm">
+          All servers
+        </Anchor>
+      }
+    >
+      <ErrorNotice error={counts.error} />
+      {counts.isPending && <Skeleton h={80} />}
+      {counts.data && (
+        <Stack gap={6}>
+          <Text size="xl" fw={700} aria-label={`${counts.data.total} servers`}>
+            {counts.data.total}
+          </Text>
+          {counts.data.states
+            .filter((s) => s.count > 0 || s.state === 'operational')
+            .map((s) => (
+              <UnstyledButton
+                key={s.state}
+                component={Link}
+                to={`/servers?state=${s.state}`}
+                aria-label={`${s.count} ${stateLabel(s.state)} servers`}
+              >
+                <Group justify="space-between">
+                  <StateBadge state={s.state} />
+                  <Text fw={600}>{s.count}</Text>
+                </Group>
+              </UnstyledButton>
+            ))}
+        </Stack>
+      )}
+    </Panel>
+  );
+}
+
+function ExecutionRows({ executions, empty }: { executions: Execution[]; empty: string }) {
+  if (executions.length === 0) return <Text c="dimmed">{empty}</Text>;
+  return (
+    <Table.ScrollContainer minWidth={420}>
+      <Table>
+        <Table.Tbody>
+          {executions.map((e) => (
+            <Table.Tr key={e.id}>
+              <Table.Td>
+                <Anchor component={Link} to={`/executions/${e.id}`}>
+                  {e.data.playbook_configuration.playbook_name}
+                </Anchor>
+                <Text size="xs" c="dimmed" ff="monospace">
+                  {e.id.slice(0, 8)}
+                </Text>
+              </Table.Td>
+              <Table.Td>
+                <StateBadge state={e.data.state} kind="execution" />
+              </Table.Td>
+              <Table.Td title={formatTime(e.data.time_finished ?? e.data.time_started ?? e.data.time_created)}>
+                <Text size="sm">{formatAgo(e.data.time_finished ?? e.data.time_started ?? e.data.time_created)}</Text>
+                {e.data.reason && (
+                  <Text size="xs" c="red" lineClamp={2} title={e.data.reason}>
+                    {e.data.reason}
+                  </Text>
+                )}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}
+
+function ExecutionsPanel() {
+  const client = useClient();
+  const running = useQuery({
+    queryKey: ['executions', 'dashboard', 'running'],
+    refetchInterval: 5_000,
+    queryFn: ({ signal }) => client.getExecutions({ filter: { state: { in: ['created', 'started', 'canceling'] } }, perPage: 10 }, { signal }),
+  });
+  const failed = useQuery({
+    queryKey: ['executions', 'dashboard', 'failed'],
+    refetchInterval: REFRESH_MS,
+    queryFn: ({ signal }) => client.getExecutions({ filter: { state: 'failed' }, perPage: 5 }, { signal }),
+  });
+  return (
+    <>
+      <Panel
+        title={`Running executions${running.data ? ` (${running.data.total})` : ''}`}
+        id="dash-running"
+        action={
+          <Anchor component={Link} to="/executions" size="sm">
+            All executions
+          </Anchor>
+        }
+      >
+        <ErrorNotice error={running.error} />
+        {running.isPending && <Skeleton h={60} />}
+        {running.data && <ExecutionRows executions={running.data.items} empty="Nothing runs now." />}
+      </Panel>
+      <Panel title="Recent failures" id="dash-failed">
+        <ErrorNotice error={failed.error} />
+        {failed.isPending && <Skeleton h={60} />}
+        {failed.data && <ExecutionRows executions={failed.data.items} empty="No failed execution." />}
+      </Panel>
+    </>
+  );
+}
+
+function RunnersPanel() {
+  const client = useClient();
+  const { can } = useSession();
+  const runners = useQuery({ queryKey: ['runners'], refetchInterval: REFRESH_MS, queryFn: ({ signal }) => client.getRunners({ signal }) });
+  const connected = runners.data?.items.filter((r) => r.state !== 'disconnected') ?? [];
+  return (
+    <Panel
+      title="Runners"
+      id="dash-runners"
+      action={
+        can('view_runner') && (
+          <Anchor component={Link} to="/admin/runners" size="sm">
+            Manage
+          </Anchor>
+        )
+      }
+    >
+      <ErrorNotice error={runners.error} />
+      {runners.isPending && <Skeleton h={60} />}
+      {runners.data && (
+        <Stack gap={6}>
+          <Text size="xl" fw={700} aria-label={`${connected.length} of ${runners.data.items.length} runners connected`}>
+            {connected.length}
+            <Text span size="sm" c="dimmed" fw={400}>
+              {' '}
+              of {runners.data.items.length} connected
+            </Text>
+          </Text>
+          {runners.data.items.length === 0 && <Text c="dimmed">No runner registered.</Text>}
+          {runners.data.items.map((r) => (
+            <Group key={r.name} justify="space-between" wrap="nowrap">
+              <Text size="sm" truncate="end">
+                {r.name}
+              </Text>
+              <Group gap={6} wrap="nowrap">
+                {r.state !== 'disconnected' && (
+                  <Text size="xs" c="dimmed">
+                    {r.slots - r.free_slots}/{r.slots} busy
+                  </Text>
+                )}
+                <StateBadge state={r.state} kind="runner" />
+              </Group>
+            </Group>
+          ))}
+        </Stack>
+      )}
+    </Panel>
+  );
+}
+
+/** The overview: clusters, servers by state, executions running and failed, runners — each as the role allows. */
+export default function DashboardPage() {
+  const { user, can } = useSession();
+  const any = can('view_cluster') || can('view_server') || can('view_execution') || can('view_runner');
+  return (
+    <>
+      <PageHeader title="Dashboard" description={`Welcome, ${user.data.full_name || user.data.login}.`} />
+      {!any && <Text c="dimmed">Your role grants no view of clusters, servers, executions or runners. Ask an administrator for one that does.</Text>}
+      <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }} spacing="md">
+        {can('view_cluster') && <ClustersPanel />}
+        {can('view_server') && <ServersPanel />}
+        {can('view_runner') && <RunnersPanel />}
+        {can('view_execution') && <ExecutionsPanel />}
+      </SimpleGrid>
+    </>
+  );
+}
