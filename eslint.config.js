@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -67,6 +68,15 @@ export default tseslint.config(
         },
       ],
       'import-x/no-cycle': 'error',
+    },
+  },
+  {
+    // The web UI: the rules of hooks, and effects that name what they read.
+    files: ['apps/ui/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },

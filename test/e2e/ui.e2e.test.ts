@@ -10,8 +10,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../lab/lab.js';
-import { MailSink } from '../support/mail-sink.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, eventually, freePort } from './system.js';
+import { MailSink } from '@carapace/test-support/mail-sink';
+import { ADMIN_PASSWORD, Api, ControlPlane, freePort } from './system.js';
 
 type Json = Record<string, any>;
 
@@ -30,14 +30,22 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   let host: LabHost;
   let server: Json;
   let clusterName: string;
+  let configurationUrl: string;
   let browser: Browser;
   let admin: BrowserContext;
   let page: Page;
   const consoleErrors: string[] = [];
 
-  /** A screenshot of the whole page, for a person to look at. */
+  /** A screenshot of the whole page, for a person to look at, once no part of it is still loading. */
   async function shot(p: Page, name: string): Promise<void> {
+    await expect.poll(() => p.locator('.mantine-Skeleton-root, .mantine-Loader-root').count(), { timeout: UI_WAIT_MS }).toBe(0);
     await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  }
+
+  /** Keeps a screenshot in docs/screenshots, for the README. */
+  function publish(name: string): void {
+    mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
+    copyFileSync(join(SHOTS, `${name}.png`), join(ROOT, 'docs', 'screenshots', `${name}.png`));
   }
 
   /** A browser context at the size the issue names, whose console errors are kept. */
@@ -52,15 +60,34 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   }
 
   async function signIn(p: Page, login: string, password: string): Promise<void> {
-    await p.getByLabel('Login').fill(login);
-    await p.getByLabel('Password', { exact: true }).fill(password);
-    await p.getByRole('button', { name: 'Sign in' }).click();
+    const form = p.getByRole('form', { name: 'Sign in' });
+    await form.waitFor({ timeout: UI_WAIT_MS });
+    await form.getByRole('textbox', { name: 'Login' }).fill(login);
+    // Mantine's labels of required fields end with an asterisk.
+    await form.getByLabel(/^Password/).fill(password);
+    await form.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: UI_WAIT_MS });
   }
 
   /** The execution's state as the API has it. */
   async function stateOf(id: string): Promise<string> {
     return (await api.ok('GET', `/v1/execution/${id}/`)).data.state as string;
+  }
+
+  /** A link of the main navigation. */
+  function nav(p: Page, name: string) {
+    return p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  }
+
+  /** The state the execution page shows. */
+  function shownState(p: Page) {
+    return p.getByRole('status', { name: 'Execution state' });
+  }
+
+  /** How many lines the log view of the execution page holds ("1,234 lines"). */
+  async function shownLines(p: Page): Promise<number> {
+    const text = (await p.getByTestId('log-line-count').textContent()) ?? '';
+    return Number(text.replace(/[^0-9]/g, '') || '0');
   }
 
   /** The id of the execution whose page is open. */
@@ -130,14 +157,15 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await page.waitForURL(/\/sign-in\?next=/, { timeout: UI_WAIT_MS });
     await signIn(page, 'root', ADMIN_PASSWORD);
     await page.waitForURL(/\/servers$/, { timeout: UI_WAIT_MS });
-    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await nav(page, 'Dashboard').click();
     await page.waitForURL(`${cp.url}/`);
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor({ timeout: UI_WAIT_MS });
     await shot(page, 'dashboard');
+    publish('dashboard');
   });
 
   it('lists the discovered server and shows its facts', async () => {
-    await page.getByRole('link', { name: 'Servers' }).click();
+    await nav(page, 'Servers').click();
     const name = server.data.name as string;
     const row = page.getByRole('row').filter({ hasText: name });
     await row.first().waitFor({ timeout: UI_WAIT_MS });
@@ -146,71 +174,116 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await row.first().getByRole('link').first().click();
     await page.waitForURL(new RegExp(`/servers/${server.id}$`), { timeout: UI_WAIT_MS });
     await page.getByText(host.ip, { exact: false }).first().waitFor({ timeout: UI_WAIT_MS });
+    // The facts, not their loading skeletons: the tabs count what they hold.
+    await page.getByRole('tab', { name: /^Disks \(\d+\)$/ }).waitFor({ timeout: UI_WAIT_MS });
     await shot(page, 'server');
+    await page.getByRole('tab', { name: /^Network \(\d+\)$/ }).click();
+    await page.getByRole('table', { name: 'Network interfaces' }).getByRole('row').filter({ hasText: host.ip }).first().waitFor({ timeout: UI_WAIT_MS });
   });
 
   it('creates a hello_world configuration on the discovered server, and shows it in the editor', async () => {
     await api.ok('POST', '/v1/cluster/', { name: clusterName });
     await page.goto(`${cp.url}/playbook-configurations/new`);
-    await page.getByLabel('Name', { exact: true }).fill('hello from the browser');
-    await page.getByRole('textbox', { name: 'Playbook' }).click();
+    await page.getByLabel(/^Name/).fill('hello from the browser');
+    await page.getByLabel(/^Playbook/).first().click();
     await page.getByRole('option', { name: 'Hello world' }).click();
-    await page.getByRole('textbox', { name: 'Cluster' }).click();
+    await page.getByLabel(/^Cluster/).first().click();
     await page.getByRole('option', { name: clusterName }).click();
     await page.getByRole('checkbox', { name: `Server ${server.data.name}` }).check();
     await page.getByRole('button', { name: 'Create configuration' }).click();
     await page.waitForURL(/\/playbook-configurations\/[0-9a-f-]{36}$/, { timeout: UI_WAIT_MS });
+    configurationUrl = page.url();
     // The generated inventory names the server's address.
     await page.locator('.cm-content').getByText(host.ip).first().waitFor({ timeout: UI_WAIT_MS });
+    // Loaded as saved: the name is the model's, so nothing is changed and it can run.
+    expect(await page.getByRole('textbox', { name: 'Name' }).inputValue()).toBe('hello from the browser');
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled()).toBe(true);
     await shot(page, 'configuration-editor');
   });
 
   it('runs it and follows its log live, then shows its steps', async () => {
-    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/executions\/[0-9a-f-]{36}$/, { timeout: UI_WAIT_MS });
     const id = executionId(page);
-    const log = page.getByRole('log');
-    await log.waitFor({ timeout: UI_WAIT_MS });
-    // Live: the page shows lines of the log while the run is still going, then more of them.
-    const lines = () => log.locator('[data-index]').count();
-    await expect.poll(lines, { timeout: 120_000 }).toBeGreaterThan(0);
-    const shownWhileRunning = await lines();
-    const stateThen = await stateOf(id);
-    await log.getByText('PLAY RECAP').waitFor({ timeout: 180_000 });
-    expect(['created', 'started']).toContain(stateThen);
-    expect(await page.getByTestId('log-line-count').textContent()).not.toBe(`${shownWhileRunning} lines`);
-    await expect.poll(() => stateOf(id), { timeout: 60_000 }).toBe('completed');
-    await page.getByText('completed').first().waitFor({ timeout: UI_WAIT_MS });
-    // The steps: a row per task and host.
+    await page.getByRole('log', { name: 'Execution log' }).waitFor({ timeout: UI_WAIT_MS });
+    // Watched without a reload: each look notes the state shown and the lines the log holds.
+    const seen: { state: string; lines: number }[] = [];
+    await expect
+      .poll(
+        async () => {
+          const look = { state: (await shownState(page).textContent()) ?? '', lines: await shownLines(page) };
+          if (JSON.stringify(seen.at(-1)) !== JSON.stringify(look)) seen.push(look);
+          return look.state;
+        },
+        { timeout: 180_000, interval: 100 },
+      )
+      .toBe('completed');
+    expect(await stateOf(id)).toBe('completed');
+    const states = [...new Set(seen.map((l) => l.state))];
+    expect(states, JSON.stringify(seen)).toContain('started');
+    expect(states.indexOf('started')).toBeLessThan(states.indexOf('completed'));
+    // Lines arrived while it ran, and more of them later: the log was followed live.
+    const whileRunning = seen.filter((l) => l.state === 'started' && l.lines > 0);
+    expect(whileRunning.length, JSON.stringify(seen)).toBeGreaterThan(0);
+    const first = whileRunning[0]?.lines ?? 0;
+    await expect.poll(() => shownLines(page), { timeout: UI_WAIT_MS }).toBeGreaterThan(first);
+    // The whole log: its end is shown, and searching finds the recap.
+    const log = page.getByRole('log', { name: 'Execution log' });
+    await log.locator('[data-index]').getByText('PLAY RECAP').waitFor({ timeout: UI_WAIT_MS });
+    await page.getByRole('textbox', { name: 'Search log' }).fill('PLAY RECAP');
+    await expect.poll(() => page.getByTestId('log-match-count').textContent(), { timeout: UI_WAIT_MS }).toBe('0 of 1');
+    await page.getByRole('button', { name: 'Next match' }).click();
+    await expect.poll(() => page.getByTestId('log-match-count').textContent(), { timeout: UI_WAIT_MS }).toBe('1 of 1');
+    await log.locator('mark').filter({ hasText: 'PLAY RECAP' }).waitFor({ timeout: UI_WAIT_MS });
+    await page.getByRole('textbox', { name: 'Search log' }).fill('');
+    const jumpToEnd = page.getByRole('button', { name: 'Jump to end' });
+    if (await jumpToEnd.count()) await jumpToEnd.click();
+    // The steps: rows of this host, none failed.
     const steps = page.getByRole('table', { name: 'Steps' });
-    await steps.getByRole('row').filter({ hasText: host.ip }).first().waitFor({ timeout: UI_WAIT_MS });
+    await steps.getByRole('row').filter({ hasText: server.data.name as string }).first().waitFor({ timeout: UI_WAIT_MS });
+    expect(await steps.getByRole('button', { name: 'Show error' }).count()).toBe(0);
     await shot(page, 'execution');
-    mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-    copyFileSync(join(SHOTS, 'execution.png'), join(ROOT, 'docs', 'screenshots', 'execution.png'));
+    publish('execution');
   });
 
   it('cancels another run: it ends canceled', async () => {
-    await page.goBack();
-    await page.waitForURL(/\/playbook-configurations\/[0-9a-f-]{36}$/, { timeout: UI_WAIT_MS });
-    await page.getByRole('button', { name: 'Run' }).click();
+    await page.goto(configurationUrl);
+    const run = page.getByRole('button', { name: 'Run', exact: true });
+    await run.waitFor({ timeout: UI_WAIT_MS });
+    await expect.poll(() => run.isEnabled(), { timeout: UI_WAIT_MS }).toBe(true);
+    await run.click();
     await page.waitForURL(/\/executions\/[0-9a-f-]{36}$/, { timeout: UI_WAIT_MS });
     const id = executionId(page);
-    await eventually(async () => ((await api.ok('GET', `/v1/execution/${id}/steps/`)).items.length > 0 ? true : undefined), 120_000, 'a first step');
+    // It has begun on the host: a first step is shown.
+    await page.getByRole('table', { name: 'Steps' }).getByRole('row').filter({ hasText: server.data.name as string }).first().waitFor({ timeout: 120_000 });
     // The host stops answering, so Ansible hangs on its next task until canceled.
     await host.exec('ip link set eth0 down');
     try {
-      await page.getByRole('button', { name: 'Cancel' }).click();
-      const confirm = page.getByRole('dialog').getByRole('button', { name: /cancel/i });
-      if (await confirm.count()) await confirm.first().click();
-      await expect.poll(() => stateOf(id), { timeout: 60_000 }).toBe('canceled');
-      await page.getByText('canceled').first().waitFor({ timeout: UI_WAIT_MS });
+      expect(await shownState(page).textContent()).toBe('started');
+      await page.getByRole('button', { name: 'Cancel execution' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Confirm cancel' }).click();
+      const seen: string[] = [];
+      await expect
+        .poll(
+          async () => {
+            const state = (await shownState(page).textContent()) ?? '';
+            if (seen.at(-1) !== state) seen.push(state);
+            return state;
+          },
+          { timeout: 60_000, interval: 100 },
+        )
+        .toBe('canceled');
+      expect(seen.every((s) => ['started', 'canceling', 'canceled'].includes(s)), JSON.stringify(seen)).toBe(true);
+      expect(await stateOf(id)).toBe('canceled');
+      expect(await page.getByRole('button', { name: 'Cancel execution' }).count()).toBe(0);
+      await shot(page, 'execution-canceled');
     } finally {
       await host.exec('ip link set eth0 up && ip route replace default via 10.77.0.1');
     }
   });
 
   it('shows the administration pages to the administrator', async () => {
-    await page.getByRole('link', { name: 'Users' }).click();
+    await nav(page, 'Users').click();
     await page.getByRole('row').filter({ hasText: 'root' }).first().waitFor({ timeout: UI_WAIT_MS });
     await shot(page, 'admin-users');
   });
@@ -224,24 +297,28 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     try {
       await p.goto(`${cp.url}/sign-in`);
       await p.getByRole('link', { name: 'Forgot your password?' }).click();
-      await p.getByLabel('Login').fill('operator');
+      // The page is loaded on demand: until it shows, the sign-in form (and its Login) stays.
+      const request = p.getByRole('form', { name: 'Request a password reset' });
+      await request.waitFor({ timeout: UI_WAIT_MS });
+      await request.getByRole('textbox', { name: 'Login' }).fill('operator');
       await p.getByRole('button', { name: 'Send reset link' }).click();
       await p.getByText('Check your e-mail').waitFor({ timeout: UI_WAIT_MS });
       const message = await mail.waitFor(email, 'password reset', () => true, UI_WAIT_MS);
       const link = /(http:\/\/\S+\/password_reset\/\S+\/)/.exec(message.text)?.[1];
       expect(link?.startsWith(`${cp.url}/password_reset/`)).toBe(true);
       await p.goto(link as string);
+      await p.getByRole('form', { name: 'Set a new password' }).waitFor({ timeout: UI_WAIT_MS });
       const password = 'a-new-password-from-the-browser';
-      await p.getByLabel('New password').fill(password);
-      await p.getByLabel('Confirm the new password').fill(password);
+      await p.getByLabel(/^New password/).fill(password);
+      await p.getByLabel(/^Repeat the password/).fill(password);
       await p.getByRole('button', { name: 'Set the new password' }).click();
       await p.waitForURL(/\/sign-in/, { timeout: UI_WAIT_MS });
       await signIn(p, 'operator', password);
-      await p.getByRole('link', { name: 'Servers' }).waitFor();
+      await nav(p, 'Servers').waitFor();
 
       // This user holds no administration permission: no such link, and the pages say so.
       expect(await p.getByText('Administration').count()).toBe(0);
-      for (const name of ['Users', 'Roles', 'Runners', 'Cloud config', 'Executions', 'Playbook configurations']) expect(await p.getByRole('link', { name }).count(), name).toBe(0);
+      for (const name of ['Users', 'Roles', 'Runners', 'Cloud config', 'Executions', 'Playbook configurations']) expect(await nav(p, name).count(), name).toBe(0);
       await p.goto(`${cp.url}/admin/users`);
       await p.getByText(/permission|not allowed|cannot/i).first().waitFor({ timeout: UI_WAIT_MS });
       expect(await p.getByRole('row').filter({ hasText: 'root' }).count()).toBe(0);

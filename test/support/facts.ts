@@ -1,7 +1,6 @@
 import type { ServerFacts } from '@carapace/models';
 import type { Harness } from './harness.js';
-
-const GiB = 1024 ** 3;
+import { disk, GiB, partition } from './playbook-facts.js';
 
 /** Realistic facts of a Debian 12 host: a system disk, two data disks, two interfaces. */
 export function makeFacts(hostname: string, ip: string, options: { dataDisks?: number } = {}): ServerFacts {
@@ -28,39 +27,16 @@ export function makeFacts(hostname: string, ip: string, options: { dataDisks?: n
     ],
     default_ipv4: ip,
     disks: [
-      {
-        name: 'vda',
-        path: '/dev/vda',
-        size_bytes: 50 * GiB,
-        rotational: false,
-        type: 'disk',
-        model: null,
-        serial: null,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [
-          { name: 'vda1', path: '/dev/vda1', size_bytes: 49 * GiB, fstype: 'ext4', mountpoint: '/', holders: [] },
-          { name: 'vda2', path: '/dev/vda2', size_bytes: GiB, fstype: 'swap', mountpoint: '[SWAP]', holders: [] },
-        ],
-      },
-      ...Array.from({ length: dataDisks }, (_, i) => ({
-        name: `vd${String.fromCharCode(98 + i)}`,
-        path: `/dev/vd${String.fromCharCode(98 + i)}`,
-        size_bytes: (i % 2 ? 960 : 4000) * GiB,
-        rotational: i % 2 === 0,
-        type: 'disk',
-        model: i % 2 ? 'SAMSUNG MZ7LH960' : 'ST4000NM0035',
-        serial: `S${i}${hostname}`,
-        read_only: false,
-        removable: false,
-        fstype: null,
-        mountpoint: null,
-        holders: [],
-        partitions: [],
-      })),
+      disk('vda', 50 * GiB, {
+        partitions: [partition('vda1', 49 * GiB, { fstype: 'ext4', mountpoint: '/' }), partition('vda2', GiB, { fstype: 'swap', mountpoint: '[SWAP]' })],
+      }),
+      ...Array.from({ length: dataDisks }, (_, i) =>
+        disk(`vd${String.fromCharCode(98 + i)}`, (i % 2 ? 960 : 4000) * GiB, {
+          rotational: i % 2 === 0,
+          model: i % 2 ? 'SAMSUNG MZ7LH960' : 'ST4000NM0035',
+          serial: `S${i}${hostname}`,
+        }),
+      ),
     ],
     gathered_at: 1_795_000_000,
   };

@@ -34,7 +34,6 @@ export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
 };
 
 /** Whether a path belongs to the API (`/v1` and below), which never answers with the UI. */

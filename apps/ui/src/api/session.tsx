@@ -71,9 +71,9 @@ interface SessionState {
   /** The client: with the session's token when signed in; without one for the calls that need none. */
   client: Client;
   /** Signs in with a login and password; the password is used for this one call and not kept. */
-  signIn(login: string, password: string): Promise<void>;
+  signIn: (login: string, password: string) => Promise<void>;
   /** Revokes the token on the server (when it can), forgets the session and goes to the sign-in page. */
-  signOut(): Promise<void>;
+  signOut: () => Promise<void>;
   /** True once the user signed out by choice: no `next` to come back to. */
   signedOutByChoice: boolean;
 }
@@ -85,10 +85,11 @@ export interface Session {
   user: User;
   role: Role;
   /** Whether the user's role holds this api permission. */
-  can(permission: ApiPermission): boolean;
+  can: (permission: ApiPermission) => boolean;
   /** Whether the user's role holds the playbook permission of this playbook id. */
-  canRun(playbookId: string): boolean;
-  signOut(): Promise<void>;
+  canRun: (playbookId: string) => boolean;
+  /** Revokes the token, forgets the session and goes to the sign-in page. */
+  signOut: () => Promise<void>;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -239,7 +240,7 @@ export function useClient(): Client {
 }
 
 /** Sign-in helpers for the sign-in page: whether a session exists, and `signIn`. */
-export function useSignIn(): { signedIn: boolean; signIn(login: string, password: string): Promise<void> } {
+export function useSignIn(): { signedIn: boolean; signIn: (login: string, password: string) => Promise<void> } {
   const { stored, signIn } = useSessionState();
   return { signedIn: stored !== null, signIn };
 }

@@ -99,7 +99,7 @@ export function CloudConfigPage() {
           <Switch label="Register with the service (discovery)" checked={discovery} onChange={(e) => setDiscovery(e.currentTarget.checked)} />
           {error ? (
             <Alert color="red" title="Cannot generate" role="alert">
-              {error instanceof Error ? error.message : String(error)}
+              {error instanceof Error ? error.message : 'the user-data could not be generated'}
             </Alert>
           ) : null}
           <Group>

@@ -1,14 +1,14 @@
 import type { Runner } from '@carapace/models';
-import { ActionIcon, Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput, Title, Tooltip } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
+import { FormModal, ListTitle, RowAction } from '../../components/AdminList.tsx';
+import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
 import { formatAgo } from '../../components/format.ts';
 import { keys } from '../../components/queries.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
-import { ConfirmDialog } from './ConfirmDelete.tsx';
 import { parseLabels, RUNNER_NAME } from './labels.ts';
 
 function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onClose: () => void; onCreated: (name: string, token: string) => void }) {
@@ -30,37 +30,31 @@ function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onCl
       onCreated(created.name, created.token);
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    setTouched(true);
-    if (!nameError && 'labels' in parsed) create.mutate();
-  };
   return (
-    <Modal opened={opened} onClose={onClose} title="New runner">
-      <form onSubmit={submit} aria-label="New runner">
-        <Stack>
-          <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
-          <Textarea
-            label="Labels"
-            description="One key=value a line, e.g. site=lab"
-            autosize
-            minRows={2}
-            value={labels}
-            onChange={(e) => setLabels(e.currentTarget.value)}
-            error={'error' in parsed ? parsed.error : null}
-          />
-          <ErrorNotice error={create.error} />
-          <Group justify="end">
-            <Button variant="default" onClick={onClose}>
-              Close
-            </Button>
-            <Button type="submit" loading={create.isPending}>
-              Create runner
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      opened={opened}
+      onClose={onClose}
+      title="New runner"
+      formLabel="New runner"
+      onSubmit={() => {
+        setTouched(true);
+        if (!nameError && 'labels' in parsed) create.mutate();
+      }}
+      error={create.error}
+      pending={create.isPending}
+      submitLabel="Create runner"
+    >
+      <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
+      <Textarea
+        label="Labels"
+        description="One key=value a line, e.g. site=lab"
+        autosize
+        minRows={2}
+        value={labels}
+        onChange={(e) => setLabels(e.currentTarget.value)}
+        error={'error' in parsed ? parsed.error : null}
+      />
+    </FormModal>
   );
 }
 
@@ -96,26 +90,19 @@ function TokenDialog({ shown, onClose }: { shown: { name: string; token: string 
 export function RunnersPage() {
   const client = useClient();
   const { can } = useSession();
-  const queryClient = useQueryClient();
   const runners = useQuery({ queryKey: keys.runners, queryFn: () => client.getRunners(), refetchInterval: 5000 });
   const [creating, setCreating] = useState(false);
   const [token, setToken] = useState<{ name: string; token: string } | null>(null);
-  const [revoking, setRevoking] = useState<Runner | null>(null);
-  const revoke = useMutation({
-    mutationFn: (r: Runner) => client.deleteRunner(r.name),
-    onSuccess: (_, r) => {
-      void queryClient.invalidateQueries({ queryKey: keys.runners });
-      notifications.show({ color: 'green', title: 'Runner revoked', message: r.name });
-      setRevoking(null);
-    },
+  const revoke = useConfirmedAction({
+    action: (r: Runner) => client.deleteRunner(r.name),
+    queryKey: keys.runners,
+    doneTitle: 'Runner revoked',
+    name: (r) => r.name,
   });
 
   return (
     <Stack gap="md">
-      <Group justify="space-between">
-        <Title order={2}>Runners</Title>
-        {can('create_runner') ? <Button onClick={() => setCreating(true)}>New runner</Button> : null}
-      </Group>
+      <ListTitle title="Runners" action={can('create_runner') ? <Button onClick={() => setCreating(true)}>New runner</Button> : null} />
       <ErrorNotice error={runners.error} onRetry={() => void runners.refetch()} />
       {runners.isPending ? (
         <Skeleton height={160} />
@@ -161,11 +148,7 @@ export function RunnersPage() {
                     <Table.Td>{r.version ?? '—'}</Table.Td>
                     <Table.Td>
                       {can('delete_runner') ? (
-                        <Tooltip label="Revoke its token">
-                          <ActionIcon variant="subtle" color="red" aria-label={`Revoke runner ${r.name}`} onClick={() => setRevoking(r)}>
-                            ✕
-                          </ActionIcon>
-                        </Tooltip>
+                        <RowAction tooltip="Revoke its token" label={`Revoke runner ${r.name}`} icon="✕" danger onClick={() => revoke.ask(r)} />
                       ) : null}
                     </Table.Td>
                   </Table.Tr>
@@ -185,17 +168,10 @@ export function RunnersPage() {
       />
       <TokenDialog shown={token} onClose={() => setToken(null)} />
       <ConfirmDialog
-        opened={revoking !== null}
+        {...revoke.dialog}
         title="Revoke this runner?"
-        message={`The token of ${revoking?.name ?? ''} stops working and its connection is closed; its running executions fail.`}
+        message={`The token of ${revoke.target?.name ?? ''} stops working and its connection is closed; its running executions fail.`}
         confirmLabel="Revoke runner"
-        onConfirm={() => revoking && revoke.mutate(revoking)}
-        onClose={() => {
-          setRevoking(null);
-          revoke.reset();
-        }}
-        pending={revoke.isPending}
-        error={revoke.error}
       />
     </Stack>
   );

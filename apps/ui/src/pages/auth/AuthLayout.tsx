@@ -25,3 +25,9 @@ export function AuthLayout({ title, children }: { title: string; children: React
   );
 }
 
+
+/**
+ * Props of the password fields' show/hide button: its name does not contain "password", so
+ * that a field is found by its label alone (`getByLabel('Password')`).
+ */
+export const TOGGLE = { 'aria-label': 'Show or hide the typed characters' };

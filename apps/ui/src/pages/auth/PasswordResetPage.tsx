@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, isApiStatus } from '../../api/errors.ts';
 import { useClient } from '../../api/session.tsx';
-import { AuthLayout } from './AuthLayout.tsx';
+import { AuthLayout, TOGGLE } from './AuthLayout.tsx';
 
 const MIN_LENGTH = 8;
 
@@ -63,6 +63,7 @@ export default function PasswordResetPage() {
         <Stack gap="md">
           <ErrorNotice error={reset.error} />
           <PasswordInput
+            visibilityToggleButtonProps={TOGGLE}
             label="New password"
             name="new-password"
             autoComplete="new-password"
@@ -74,7 +75,8 @@ export default function PasswordResetPage() {
             onChange={(event) => setPassword(event.currentTarget.value)}
           />
           <PasswordInput
-            label="Confirm the new password"
+            visibilityToggleButtonProps={TOGGLE}
+            label="Repeat the password"
             name="confirm-password"
             autoComplete="new-password"
             required

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, Navigate, useNavigate, useSearchParams } from 'react-router';
 import { isApiStatus, errorMessage } from '../../api/errors.ts';
 import { safeNext, useSignIn } from '../../api/session.tsx';
-import { AuthLayout } from './AuthLayout.tsx';
+import { AuthLayout, TOGGLE } from './AuthLayout.tsx';
 
 /** Sign in with a login and password; then back to `?next=` (where the session expired) or the dashboard. */
 export default function SignInPage() {
@@ -14,6 +14,7 @@ export default function SignInPage() {
   const { signedIn, signIn } = useSignIn();
   const [login, setLogin] = useState('');
   const [password, setPassword] = useState('');
+  const [touched, setTouched] = useState(false);
   const mutation = useMutation({
     mutationFn: () => signIn(login.trim(), password),
     onSuccess: () => void navigate(next, { replace: true }),
@@ -23,6 +24,7 @@ export default function SignInPage() {
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    setTouched(true);
     if (!login.trim() || !password) return;
     mutation.mutate();
   };
@@ -48,17 +50,20 @@ export default function SignInPage() {
             required
             autoFocus
             value={login}
+            error={touched && !login.trim() ? 'Give your login.' : undefined}
             onChange={(event) => setLogin(event.currentTarget.value)}
           />
           <PasswordInput
+            visibilityToggleButtonProps={TOGGLE}
             label="Password"
             name="password"
             autoComplete="current-password"
             required
             value={password}
+            error={touched && !password ? 'Give your password.' : undefined}
             onChange={(event) => setPassword(event.currentTarget.value)}
           />
-          <Button type="submit" loading={mutation.isPending} disabled={!login.trim() || !password} fullWidth>
+          <Button type="submit" loading={mutation.isPending} fullWidth>
             Sign in
           </Button>
           <Group justify="center">

@@ -1,13 +1,14 @@
 import type { Cluster } from '@carapace/models';
-import { Anchor, Badge, Breadcrumbs, Button, Code, CopyButton, Group, Skeleton, Stack, Table, Tabs, Text, TextInput, Title, Card } from '@mantine/core';
+import { Alert, Anchor, Badge, Breadcrumbs, Button, Code, CopyButton, Group, Skeleton, Stack, Table, Tabs, Text, TextInput, Title, Card } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { ErrorNotice } from '../../api/errors.ts';
+import { ErrorNotice, errorMessage, isApiStatus } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
+import { VersionTable } from '../../components/VersionTable.tsx';
 import { ClusterNameModal, DeleteClusterModal, clusterServerIds } from './clusterDialogs.tsx';
 
 function ServersByRole({ cluster }: { cluster: Cluster }) {
@@ -140,7 +141,13 @@ function CinderIntegration({ clusterId }: { clusterId: string }) {
           </Button>
         </Group>
       </form>
-      <ErrorNotice error={files.error} />
+      {isApiStatus(files.error, 404) ? (
+        <Alert color="gray" title="No integration files" role="status">
+          {errorMessage(files.error)}
+        </Alert>
+      ) : (
+        <ErrorNotice error={files.error} />
+      )}
       {files.isPending && <Skeleton h={120} />}
       {files.data && Object.keys(files.data).length === 0 && <Text c="dimmed">No integration files: the cluster has not been deployed yet.</Text>}
       {files.data &&
@@ -174,35 +181,15 @@ function ClusterVersions({ clusterId }: { clusterId: string }) {
   if (versions.error) return <ErrorNotice error={versions.error} />;
   if (!versions.data) return <Skeleton h={80} />;
   return (
-    <Table.ScrollContainer minWidth={520}>
-      <Table striped aria-label="Version history">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Version</Table.Th>
-            <Table.Th>Time</Table.Th>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Servers</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {versions.data.items.map((v) => (
-            <Table.Tr key={v.version}>
-              <Table.Td>
-                {v.version}
-                {v.time_deleted ? (
-                  <Badge ml={6} size="xs" color="red" tt="none">
-                    deleted
-                  </Badge>
-                ) : null}
-              </Table.Td>
-              <Table.Td>{formatTime(v.time_updated)}</Table.Td>
-              <Table.Td>{v.data.name}</Table.Td>
-              <Table.Td>{clusterServerIds(v).length}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <VersionTable
+      items={versions.data.items}
+      minWidth={520}
+      columns={[
+        { header: 'Time', cell: (v) => formatTime(v.time_updated) },
+        { header: 'Name', cell: (v) => v.data.name },
+        { header: 'Servers', cell: (v) => clusterServerIds(v).length },
+      ]}
+    />
   );
 }
 

@@ -1,6 +1,5 @@
 import type { Cluster } from '@carapace/models';
 import { Anchor, Badge, Button, Center, Group, Pagination, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
-import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
@@ -8,6 +7,7 @@ import { ErrorNotice } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { escapeRegexp, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { pageCount, usePagedSearch } from '../../components/paging.tsx';
 import { ClusterNameModal, DeleteClusterModal, clusterServerIds } from './clusterDialogs.tsx';
 
 const PER_PAGE = 25;
@@ -17,9 +17,7 @@ export default function ClustersPage() {
   const client = useClient();
   const { can } = useSession();
   const navigate = useNavigate();
-  const [search, setSearch] = useState('');
-  const [debounced] = useDebouncedValue(search.trim(), 300);
-  const [page, setPage] = useState(1);
+  const { page, setPage, search, setSearch, debounced } = usePagedSearch();
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Cluster | null>(null);
   const [deleting, setDeleting] = useState<Cluster | null>(null);
@@ -29,7 +27,7 @@ export default function ClustersPage() {
     queryFn: ({ signal }) => client.getClusters({ filter, sortBy: { name: 1 }, page, perPage: PER_PAGE }, { signal }),
     placeholderData: keepPreviousData,
   });
-  const pages = Math.max(1, Math.ceil((clusters.data?.total ?? 0) / PER_PAGE));
+  const pages = pageCount(clusters.data?.total ?? 0, PER_PAGE);
   const editable = can('edit_cluster') || can('delete_cluster');
 
   return (
@@ -44,10 +42,7 @@ export default function ClustersPage() {
         type="search"
         placeholder="Part of the name"
         value={search}
-        onChange={(event) => {
-          setSearch(event.currentTarget.value);
-          setPage(1);
-        }}
+        onChange={(event) => setSearch(event.currentTarget.value)}
         w={280}
         mb="md"
       />

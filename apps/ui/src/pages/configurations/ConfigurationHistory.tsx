@@ -1,10 +1,11 @@
-import { Group, Loader, Select, Skeleton, Stack, Table, Text } from '@mantine/core';
+import { Group, Loader, Select, Skeleton, Stack, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
 import { useClient } from '../../api/session.tsx';
 import { formatTime } from '../../components/format.ts';
 import { keys } from '../../components/queries.ts';
+import { VersionTable } from '../../components/VersionTable.tsx';
 import { configToText, type ConfigMode } from './configText.ts';
 
 const DiffView = lazy(() => import('../../components/DiffView.tsx'));
@@ -16,7 +17,7 @@ export function ConfigurationHistory({ id, latest, mode }: { id: string; latest:
     queryKey: [...keys.configurationVersions(id), latest],
     queryFn: () => client.getPlaybookConfigurationVersions(id, { all: true }),
   });
-  const items = versions.data?.items ?? [];
+  const items = useMemo(() => versions.data?.items ?? [], [versions.data]);
   const [older, setOlder] = useState<string | null>(null);
   const [newer, setNewer] = useState<string | null>(null);
   useEffect(() => {
@@ -33,30 +34,23 @@ export function ConfigurationHistory({ id, latest, mode }: { id: string; latest:
 
   return (
     <Stack gap="md">
-      <Table striped aria-label="Versions">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Version</Table.Th>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Saved</Table.Th>
-            <Table.Th>By</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {items.map((v) => (
-            <Table.Tr key={v.version}>
-              <Table.Td>{v.version}</Table.Td>
-              <Table.Td>{v.data.name}</Table.Td>
-              <Table.Td>{formatTime(v.time_updated)}</Table.Td>
-              <Table.Td>
-                <Text size="xs" ff="monospace">
-                  {v.initiator_id ? v.initiator_id.slice(0, 8) : '—'}
-                </Text>
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <VersionTable
+        items={items}
+        label="Versions"
+        markDeleted={false}
+        columns={[
+          { header: 'Name', cell: (v) => v.data.name },
+          { header: 'Saved', cell: (v) => formatTime(v.time_updated) },
+          {
+            header: 'By',
+            cell: (v) => (
+              <Text size="xs" ff="monospace">
+                {v.initiator_id ? v.initiator_id.slice(0, 8) : '—'}
+              </Text>
+            ),
+          },
+        ]}
+      />
       <Group align="end">
         <Select label="Older version" data={options} value={older} onChange={setOlder} w={300} />
         <Select label="Newer version" data={options} value={newer} onChange={setNewer} w={300} />

@@ -1,11 +1,12 @@
-import { Anchor, Badge, Button, Group, Pagination, Skeleton, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useDebouncedValue } from '@mantine/hooks';
+import { Anchor, Badge, Button, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
+import { ListTitle } from '../../components/AdminList.tsx';
 import { formatTime } from '../../components/format.ts';
+import { ListFooter, pageCount, usePagedSearch } from '../../components/paging.tsx';
 import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
 import { escapeRegexp } from '../../components/format.ts';
 
@@ -14,9 +15,7 @@ const PER_PAGE = 25;
 export function ConfigurationListPage() {
   const client = useClient();
   const { can } = useSession();
-  const [page, setPage] = useState(1);
-  const [search, setSearch] = useState('');
-  const [debounced] = useDebouncedValue(search.trim(), 300);
+  const { page, setPage, search, setSearch, debounced } = usePagedSearch();
   const list = useQuery({
     queryKey: [...keys.configurations, 'list', page, debounced],
     queryFn: () =>
@@ -27,26 +26,25 @@ export function ConfigurationListPage() {
   const clusters = useAllClusters();
   const playbookName = useMemo(() => new Map((playbooks.data?.items ?? []).map((p) => [p.id, p.name])), [playbooks.data]);
   const clusterName = useMemo(() => new Map((clusters.data?.items ?? []).map((c) => [c.id, c.data.name])), [clusters.data]);
-  const pages = list.data ? Math.max(1, Math.ceil(list.data.total / PER_PAGE)) : 1;
+  const pages = list.data ? pageCount(list.data.total, PER_PAGE) : 1;
 
   return (
     <Stack gap="md">
-      <Group justify="space-between">
-        <Title order={2}>Playbook configurations</Title>
-        {can('create_playbook_configuration') ? (
-          <Button component={Link} to="new">
-            New configuration
-          </Button>
-        ) : null}
-      </Group>
+      <ListTitle
+        title="Playbook configurations"
+        action={
+          can('create_playbook_configuration') ? (
+            <Button component={Link} to="new">
+              New configuration
+            </Button>
+          ) : null
+        }
+      />
       <TextInput
         label="Search configurations"
         placeholder="Name"
         value={search}
-        onChange={(e) => {
-          setSearch(e.currentTarget.value);
-          setPage(1);
-        }}
+        onChange={(e) => setSearch(e.currentTarget.value)}
         maw={360}
       />
       <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
@@ -95,12 +93,7 @@ export function ConfigurationListPage() {
             </Table>
           </Table.ScrollContainer>
           {list.data.items.length === 0 ? <Text c="dimmed">No playbook configuration{debounced ? ' matches' : ' yet'}.</Text> : null}
-          <Group justify="space-between">
-            <Text size="sm" c="dimmed">
-              {list.data.total} in all
-            </Text>
-            {pages > 1 ? <Pagination total={pages} value={page} onChange={setPage} aria-label="Pages" /> : null}
-          </Group>
+          <ListFooter total={list.data.total} page={page} pages={pages} onChange={setPage} />
         </>
       ) : null}
     </Stack>

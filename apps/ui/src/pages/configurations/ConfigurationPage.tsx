@@ -1,6 +1,6 @@
 import { ServiceApiError } from '@carapace/client';
 import type { PlaybookConfigurationModel } from '@carapace/models';
-import { Alert, Anchor, Badge, Button, Code, Group, Loader, Modal, SegmentedControl, Skeleton, Stack, Tabs, Text, TextInput, Title, Tooltip } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Code, Group, Loader, SegmentedControl, Skeleton, Stack, Tabs, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
@@ -8,6 +8,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import type { EditorProblem } from '../../components/CodeEditor.tsx';
+import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { formatTime } from '../../components/format.ts';
 import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
 import { configToText, errorPath, locatePath, parseConfigText, type ConfigMode } from './configText.ts';
@@ -50,8 +51,10 @@ export function ConfigurationPage() {
       const mode = d?.mode ?? 'yaml';
       return { text: configToText(model.data.configuration, mode), mode, fromVersion: model.version, dirty: false };
     });
-    // The name follows the model unless the user changed it.
-    setName((n) => (loadedName.current === null || n === loadedName.current ? model.data.name : n));
+    // The name follows the model unless the user changed it. The updater runs at the next
+    // render, after the ref below has moved on: it compares with the name loaded before.
+    const previous = loadedName.current;
+    setName((n) => (previous === null || n === previous ? model.data.name : n));
     loadedName.current = model.data.name;
   }, [model]);
 
@@ -210,7 +213,7 @@ export function ConfigurationPage() {
                     { value: 'json', label: 'JSON' },
                   ]}
                   value={draft?.mode ?? 'yaml'}
-                  onChange={(v) => switchMode(v as ConfigMode)}
+                  onChange={switchMode}
                 />
                 {editable ? (
                   <Button onClick={onSave} loading={save.isPending} disabled={!dirty}>
@@ -271,22 +274,16 @@ export function ConfigurationPage() {
         ) : null}
       </Tabs>
 
-      <Modal opened={confirmDelete} onClose={() => setConfirmDelete(false)} title="Delete this configuration?">
-        <Stack>
-          <Text size="sm">
-            {model.data.name} is deleted (its versions stay in the history). Its executions remain.
-          </Text>
-          <ErrorNotice error={remove.error} />
-          <Group justify="end">
-            <Button variant="default" onClick={() => setConfirmDelete(false)}>
-              Keep it
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={confirmDelete}
+        title="Delete this configuration?"
+        message={`${model.data.name} is deleted (its versions stay in the history). Its executions remain.`}
+        confirmLabel="Delete"
+        onConfirm={() => remove.mutate()}
+        onClose={() => setConfirmDelete(false)}
+        pending={remove.isPending}
+        error={remove.error}
+      />
     </Stack>
   );
 }

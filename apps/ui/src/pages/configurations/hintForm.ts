@@ -42,6 +42,11 @@ export function hintFields(hints: readonly HintDescriptor[]): HintField[] {
   });
 }
 
+/** The text of a form value (a string, number or boolean; anything else is empty). */
+function scalarText(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+}
+
 /** The initial values of the form: each hint's default. */
 export function initialHintValues(fields: readonly HintField[]): Record<string, HintFormValue> {
   const values: Record<string, HintFormValue> = {};
@@ -49,7 +54,7 @@ export function initialHintValues(fields: readonly HintField[]): Record<string, 
     const d = field.defaultValue;
     if (field.kind === 'boolean') values[field.id] = d === true;
     else if (field.kind === 'integer' || field.kind === 'number') values[field.id] = typeof d === 'number' ? d : '';
-    else values[field.id] = d === null || d === undefined ? '' : String(d);
+    else values[field.id] = scalarText(d);
   }
   return values;
 }
@@ -78,12 +83,12 @@ export function hintValues(fields: readonly HintField[], values: Record<string, 
         break;
       }
       case 'select': {
-        const original = findOriginal(field, String(v));
+        const original = findOriginal(field, scalarText(v));
         out.push({ id: field.id, value: original });
         break;
       }
       default:
-        out.push({ id: field.id, value: String(v) });
+        out.push({ id: field.id, value: scalarText(v) });
     }
   }
   return out;

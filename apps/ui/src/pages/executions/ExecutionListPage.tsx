@@ -1,10 +1,11 @@
-import { Anchor, Chip, Group, Pagination, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Chip, Group, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
+import { ListFooter, pageCount } from '../../components/paging.tsx';
 import { keys } from '../../components/queries.ts';
 import { EXECUTION_STATES, isFinal } from '../../components/runFormat.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
@@ -38,7 +39,7 @@ export function ExecutionListPage() {
     p.set('page', String(n));
     setParams(p);
   };
-  const pages = list.data ? Math.max(1, Math.ceil(list.data.total / PER_PAGE)) : 1;
+  const pages = list.data ? pageCount(list.data.total, PER_PAGE) : 1;
 
   return (
     <Stack gap="md">
@@ -103,12 +104,7 @@ export function ExecutionListPage() {
             </Table>
           </Table.ScrollContainer>
           {list.data.items.length === 0 ? <Text c="dimmed">No execution{states.length ? ' in these states' : ' yet'}.</Text> : null}
-          <Group justify="space-between">
-            <Text size="sm" c="dimmed">
-              {list.data.total} in all
-            </Text>
-            {pages > 1 ? <Pagination total={pages} value={page} onChange={setPage} aria-label="Pages" /> : null}
-          </Group>
+          <ListFooter total={list.data.total} page={page} pages={pages} onChange={setPage} />
         </>
       ) : null}
     </Stack>

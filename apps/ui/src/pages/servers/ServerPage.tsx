@@ -8,7 +8,9 @@ import { serverFacts } from '../../api/servers.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatAgo, formatBytes, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { pageCount } from '../../components/paging.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
+import { VersionTable } from '../../components/VersionTable.tsx';
 
 function Field({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -158,48 +160,30 @@ function VersionHistory({ server }: { server: Server }) {
   });
   if (versions.error) return <ErrorNotice error={versions.error} />;
   if (!versions.data) return <Skeleton h={120} />;
-  const pages = Math.max(1, Math.ceil(versions.data.total / perPage));
+  const pages = pageCount(versions.data.total, perPage);
   return (
     <>
-      <Table.ScrollContainer minWidth={640}>
-        <Table striped aria-label="Version history">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Version</Table.Th>
-              <Table.Th>Time</Table.Th>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>State</Table.Th>
-              <Table.Th>Cluster</Table.Th>
-              <Table.Th>Address</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {versions.data.items.map((v) => (
-              <Table.Tr key={v.version}>
-                <Table.Td>
-                  {v.version}
-                  {v.time_deleted ? (
-                    <Badge ml={6} size="xs" color="red" tt="none">
-                      deleted
-                    </Badge>
-                  ) : null}
-                </Table.Td>
-                <Table.Td>{formatTime(v.time_updated)}</Table.Td>
-                <Table.Td>{v.data.name}</Table.Td>
-                <Table.Td>
-                  <StateBadge state={v.data.state} />
-                </Table.Td>
-                <Table.Td>{v.data.cluster_id ? <Anchor component={Link} to={`/clusters/${v.data.cluster_id}`}>{v.data.cluster_id.slice(0, 8)}</Anchor> : '—'}</Table.Td>
-                <Table.Td>
-                  <Text ff="monospace" size="sm">
-                    {v.data.ip}
-                  </Text>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+      <VersionTable
+        items={versions.data.items}
+        minWidth={640}
+        columns={[
+          { header: 'Time', cell: (v) => formatTime(v.time_updated) },
+          { header: 'Name', cell: (v) => v.data.name },
+          { header: 'State', cell: (v) => <StateBadge state={v.data.state} /> },
+          {
+            header: 'Cluster',
+            cell: (v) => (v.data.cluster_id ? <Anchor component={Link} to={`/clusters/${v.data.cluster_id}`}>{v.data.cluster_id.slice(0, 8)}</Anchor> : '—'),
+          },
+          {
+            header: 'Address',
+            cell: (v) => (
+              <Text ff="monospace" size="sm">
+                {v.data.ip}
+              </Text>
+            ),
+          },
+        ]}
+      />
       {pages > 1 && <Pagination mt="sm" total={pages} value={page} onChange={setPage} size="sm" />}
     </>
   );

@@ -2,13 +2,14 @@ import type { Cluster } from '@carapace/models';
 import { Anchor, Group, Pagination, Select, Table, Text, TextInput, UnstyledButton, Skeleton, Stack, Center } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { SERVER_STATE_NAMES, serverFacts } from '../../api/servers.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { escapeRegexp, formatAgo, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { pageCount } from '../../components/paging.tsx';
 import { StateBadge, stateLabel } from '../../components/StateBadge.tsx';
 
 /** The columns one can sort on, and the API field each sorts by. */
@@ -91,9 +92,13 @@ export default function ServersPage() {
     );
   };
 
-  // The search box writes to the address once typing pauses.
+  // The search box writes to the address once typing pauses (only then: a link that changes
+  // the address does not bring the box's text back), with the address as it is at that time.
+  const current = useRef({ params, update });
+  current.current = { params, update };
   useEffect(() => {
-    if ((params.get('q') ?? '') !== debounced.trim()) update({ q: debounced.trim() || null });
+    const { params: now, update: write } = current.current;
+    if ((now.get('q') ?? '') !== debounced.trim()) write({ q: debounced.trim() || null });
   }, [debounced]);
 
   const filter = useMemo(() => serverFilter({ search: params.get('q') ?? '', field, state, cluster }), [params, field, state, cluster]);
@@ -115,7 +120,7 @@ export default function ServersPage() {
     update({ sort: column === 'name' ? null : column, order: nextOrder }, false);
   };
   const total = servers.data?.total ?? 0;
-  const pages = Math.max(1, Math.ceil(total / perPage));
+  const pages = pageCount(total, perPage);
 
   return (
     <>
