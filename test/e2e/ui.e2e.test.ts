@@ -3,10 +3,13 @@
 // that discovered itself, and a real SMTP server catching the password reset mail. An
 // operator signs in, creates a hello_world configuration, runs it and watches its log grow,
 // cancels another run, resets a password through the e-mailed link; a user without
-// permissions sees no administration. Screenshots of the main pages go to test-output/ui/.
+// permissions sees no administration. The configuration editor switches format, shows the
+// API's refusal in place, saves a version and diffs it; a narrow dark window hides the
+// navigation behind a button; the sign-in form works from the keyboard alone.
+// Screenshots of the main pages go to test-output/ui/.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../lab/lab.js';
@@ -30,6 +33,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   let host: LabHost;
   let server: Json;
   let clusterName: string;
+  let cluster: Json;
   let configurationUrl: string;
   let browser: Browser;
   let admin: BrowserContext;
@@ -42,15 +46,22 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
 
-  /** Keeps a screenshot in docs/screenshots, for the README. */
+  /**
+   * Keeps a screenshot in docs/screenshots, for the README, when asked to
+   * (CARAPACE_UPDATE_SCREENSHOTS=1): a test run leaves the checkout as it found it.
+   */
   function publish(name: string): void {
+    if (process.env.CARAPACE_UPDATE_SCREENSHOTS !== '1') return;
     mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
     copyFileSync(join(SHOTS, `${name}.png`), join(ROOT, 'docs', 'screenshots', `${name}.png`));
   }
 
-  /** A browser context at the size the issue names, whose console errors are kept. */
-  async function newContext(): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+  /** A browser context (by default at the size the issue names), whose console errors are kept. */
+  async function newContext(
+    viewport = { width: 1280, height: 800 },
+    colorScheme: 'light' | 'dark' = 'light',
+  ): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport, colorScheme });
     const p = await context.newPage();
     p.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
@@ -66,7 +77,24 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     // Mantine's labels of required fields end with an asterisk.
     await form.getByLabel(/^Password/).fill(password);
     await form.getByRole('button', { name: 'Sign in' }).click();
-    await p.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: UI_WAIT_MS });
+    await signedIn(p);
+  }
+
+  /** Waits for the application frame, signed in (on a narrow window its navigation stays closed). */
+  async function signedIn(p: Page): Promise<void> {
+    await p.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: UI_WAIT_MS });
+  }
+
+  /** Whether the element holds the keyboard focus. */
+  async function hasFocus(l: Locator): Promise<boolean> {
+    return (await l.and(l.page().locator(':focus')).count()) === 1;
+  }
+
+  /** Replaces the whole text of the configuration editor, as a paste would. */
+  async function replaceEditorText(p: Page, text: string): Promise<void> {
+    await p.locator('.cm-content').click();
+    await p.keyboard.press('Control+A');
+    await p.keyboard.insertText(text);
   }
 
   /** The execution's state as the API has it. */
@@ -182,7 +210,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   });
 
   it('creates a hello_world configuration on the discovered server, and shows it in the editor', async () => {
-    await api.ok('POST', '/v1/cluster/', { name: clusterName });
+    cluster = await api.ok('POST', '/v1/cluster/', { name: clusterName });
     await page.goto(`${cp.url}/playbook-configurations/new`);
     await page.getByLabel(/^Name/).fill('hello from the browser');
     await page.getByLabel(/^Playbook/).first().click();
@@ -199,6 +227,64 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     expect(await page.getByRole('textbox', { name: 'Name' }).inputValue()).toBe('hello from the browser');
     expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled()).toBe(true);
     await shot(page, 'configuration-editor');
+  });
+
+  it('edits a configuration: switches format, shows what is refused in place, saves a version and diffs it', async () => {
+    // A configuration of its own: the runs below keep the one made above, at version 1.
+    const created = await api.ok('POST', '/v1/playbook_configuration/', {
+      name: 'edited in the browser',
+      cluster_id: cluster.id,
+      playbook_id: 'hello_world',
+      server_ids: [server.id],
+    });
+    const { inventory } = created.data.configuration as Json;
+    const p = page;
+    await p.goto(`${cp.url}/playbook-configurations/${created.id}`);
+    const yamlEditor = p.getByRole('textbox', { name: 'Configuration (YAML)' });
+    const jsonEditor = p.getByRole('textbox', { name: 'Configuration (JSON)' });
+    await yamlEditor.getByText('port_number: 8085').waitFor({ timeout: UI_WAIT_MS });
+    const format = p.getByRole('radiogroup', { name: 'Editor format' });
+
+    // JSON and back: the same configuration in the other text form, nothing changed.
+    await format.getByText('JSON', { exact: true }).click();
+    await jsonEditor.getByText('"port_number": 8085').waitFor({ timeout: UI_WAIT_MS });
+    await format.getByText('YAML', { exact: true }).click();
+    await yamlEditor.getByText('port_number: 8085').waitFor({ timeout: UI_WAIT_MS });
+    const save = p.getByRole('button', { name: 'Save as new version' });
+    expect(await save.isEnabled()).toBe(false);
+
+    // Text that is not YAML: refused before any request, marked in the editor.
+    await replaceEditorText(p, 'global_vars: {port_number: 8086\ninventory: [\n');
+    await save.click();
+    const alert = p.getByRole('alert').filter({ hasText: 'Not saved' });
+    await alert.getByText(/Invalid YAML/).waitFor({ timeout: UI_WAIT_MS });
+    await expect.poll(() => p.locator('.cm-lintRange-error').count(), { timeout: UI_WAIT_MS }).toBeGreaterThan(0);
+
+    // YAML the API refuses (global_vars must be a mapping): its answer, and the field marked.
+    await replaceEditorText(p, JSON.stringify({ global_vars: 'port_number=8086', inventory }, null, 2));
+    await save.click();
+    const refused = p.getByRole('alert').filter({ hasText: 'The API refused the configuration' });
+    await refused.waitFor({ timeout: UI_WAIT_MS });
+    expect(await refused.textContent()).toContain('must be object');
+    expect(await refused.locator('code').textContent()).toBe('global_vars');
+    await expect.poll(() => p.locator('.cm-lintRange-error').count(), { timeout: UI_WAIT_MS }).toBeGreaterThan(0);
+    expect(await p.getByLabel('Configuration version').textContent()).toBe('v1');
+
+    // A valid change: saved as version 2, the text reloaded from what was saved.
+    await replaceEditorText(p, JSON.stringify({ global_vars: { port_number: 8086 }, inventory }, null, 2));
+    await save.click();
+    await expect.poll(() => p.getByLabel('Configuration version').textContent(), { timeout: UI_WAIT_MS }).toBe('v2');
+    await yamlEditor.getByText('port_number: 8086').waitFor({ timeout: UI_WAIT_MS });
+    expect(await p.getByRole('alert').filter({ hasText: /Not saved|refused/ }).count()).toBe(0);
+    expect(await p.locator('.cm-lintRange-error').count()).toBe(0);
+    expect((await api.ok('GET', `/v1/playbook_configuration/${created.id}/`)).data.configuration.global_vars).toEqual({ port_number: 8086 });
+
+    // The history: version 1 beside version 2, the changed line in each.
+    await p.getByRole('tab', { name: 'History' }).click();
+    const diff = p.getByTestId('diff-view');
+    await diff.getByText('port_number: 8086').waitFor({ timeout: UI_WAIT_MS });
+    expect(await diff.textContent()).toContain('port_number: 8085');
+    await shot(p, 'configuration-history');
   });
 
   it('runs it and follows its log live, then shows its steps', async () => {
@@ -327,8 +413,64 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     }
   });
 
+  it('signs in from the keyboard alone: Tab goes Login, Password, Sign in; Enter submits', async () => {
+    const { context, page: p } = await newContext();
+    try {
+      await p.goto(`${cp.url}/sign-in`);
+      const form = p.getByRole('form', { name: 'Sign in' });
+      await form.waitFor({ timeout: UI_WAIT_MS });
+      const login = form.getByRole('textbox', { name: 'Login' });
+      const password = form.getByLabel(/^Password/);
+      const submit = form.getByRole('button', { name: 'Sign in' });
+      // From the top of the page (a click on its subtitle), not from the field focused on arrival.
+      await expect.poll(() => hasFocus(login), { timeout: UI_WAIT_MS }).toBe(true);
+      await p.getByText('Ceph deployment control plane').click();
+      expect(await p.locator(':focus').count()).toBe(0);
+      await p.keyboard.press('Tab');
+      expect(await hasFocus(login)).toBe(true);
+      await p.keyboard.insertText('root');
+      await p.keyboard.press('Tab');
+      expect(await hasFocus(password)).toBe(true);
+      await p.keyboard.insertText(ADMIN_PASSWORD);
+      await p.keyboard.press('Tab');
+      expect(await hasFocus(submit)).toBe(true);
+      await p.keyboard.press('Enter');
+      await signedIn(p);
+      await p.waitForURL(`${cp.url}/`, { timeout: UI_WAIT_MS });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('hides the navigation behind a button on a narrow window, in the dark theme', async () => {
+    const { context, page: p } = await newContext({ width: 700, height: 800 }, 'dark');
+    try {
+      await p.goto(`${cp.url}/`);
+      await signIn(p, 'root', ADMIN_PASSWORD);
+      expect(await p.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+      await p.getByRole('heading', { name: 'Dashboard' }).waitFor({ timeout: UI_WAIT_MS });
+      // Closed: out of view, and out of the tab order and the accessibility tree.
+      const servers = p.getByRole('link', { name: 'Servers', exact: true });
+      expect(await servers.count()).toBe(0);
+      await p.getByRole('button', { name: 'Open navigation' }).click();
+      await servers.waitFor({ timeout: UI_WAIT_MS });
+      // Slid into the window, not only present.
+      await expect.poll(async () => (await servers.boundingBox())?.x ?? -1, { timeout: UI_WAIT_MS }).toBeGreaterThanOrEqual(0);
+      await p.getByRole('button', { name: 'Close navigation' }).waitFor({ timeout: UI_WAIT_MS });
+      await shot(p, 'narrow-dark');
+      // Following a link closes it again.
+      await servers.click();
+      await p.waitForURL(/\/servers$/, { timeout: UI_WAIT_MS });
+      await p.getByRole('button', { name: 'Open navigation' }).waitFor({ timeout: UI_WAIT_MS });
+      await expect.poll(() => servers.count(), { timeout: UI_WAIT_MS }).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('logged no error in the browser console', () => {
-    // 401 after a sign-out or a refused call is the app handling it, not an error of the page.
-    expect(consoleErrors.filter((e) => !/status of 40[134]/.test(e))).toEqual([]);
+    // 401 after a sign-out or a refused call, 400 when the API refuses an edited
+    // configuration: the app handling it, not an error of the page.
+    expect(consoleErrors.filter((e) => !/status of 40[0134]/.test(e))).toEqual([]);
   });
 });

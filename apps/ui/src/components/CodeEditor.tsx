@@ -59,7 +59,7 @@ export default function CodeEditor({ value, onChange, mode, problems = [], readO
   const view = useRef<EditorView | null>(null);
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
-  const compartments = useRef({ lang: new Compartment(), theme: new Compartment(), readOnly: new Compartment() });
+  const compartments = useRef({ lang: new Compartment(), theme: new Compartment(), readOnly: new Compartment(), label: new Compartment() });
   const dark = useComputedColorScheme('light') === 'dark';
 
   useEffect(() => {
@@ -75,7 +75,7 @@ export default function CodeEditor({ value, onChange, mode, problems = [], readO
           c.lang.of(mode === 'json' ? json() : yaml()),
           c.theme.of(theme(dark, height)),
           c.readOnly.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
-          EditorView.contentAttributes.of({ 'aria-label': label }),
+          c.label.of(EditorView.contentAttributes.of({ 'aria-label': label })),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
           }),
@@ -101,6 +101,11 @@ export default function CodeEditor({ value, onChange, mode, problems = [], readO
   useEffect(() => {
     view.current?.dispatch({ effects: compartments.current.lang.reconfigure(mode === 'json' ? json() : yaml()) });
   }, [mode]);
+
+  // The name follows the label (it names the format, which can be switched).
+  useEffect(() => {
+    view.current?.dispatch({ effects: compartments.current.label.reconfigure(EditorView.contentAttributes.of({ 'aria-label': label })) });
+  }, [label]);
 
   useEffect(() => {
     view.current?.dispatch({ effects: compartments.current.theme.reconfigure(theme(dark, height)) });

@@ -1,5 +1,5 @@
 import { AppShell, Burger, Button, Center, Group, Loader, NavLink, ScrollArea, Text, Title, VisuallyHidden } from '@mantine/core';
-import { useDisclosure } from '@mantine/hooks';
+import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { Suspense, useEffect } from 'react';
 import { Link, Outlet, useLocation } from 'react-router';
 import { useSession } from '../api/session.tsx';
@@ -27,6 +27,10 @@ export function Shell() {
 
   // On a narrow window the menu closes once a link is followed.
   useEffect(() => close(), [pathname, close]);
+  // Below the breakpoint (sm, 48em) a closed menu is only moved out of view: hidden, its links
+  // leave the tab order and the accessibility tree too.
+  const narrow = useMediaQuery('(max-width: 47.99em)');
+  const hidden = !!narrow && !opened;
 
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 240, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
@@ -51,7 +55,7 @@ export function Shell() {
           </Group>
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs" component="nav" aria-label="Main">
+      <AppShell.Navbar p="xs" component="nav" aria-label="Main" style={hidden ? { visibility: 'hidden' } : undefined}>
         <AppShell.Section grow component={ScrollArea}>
           <NavLinks items={main} pathname={pathname} />
           {admin.length > 0 && (
