@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from 'typebox';
-import { deepFreeze, envLayer, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
+import { deepFreeze, envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
 
 /**
  * The built web UI of this install (`apps/ui/dist`): the same place relative to this file in
@@ -10,16 +10,6 @@ import { deepFreeze, envLayer, mergeLayers, readYamlMapping, schemaProblem, type
 export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../ui/dist', import.meta.url));
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-const LogLevel = Type.Union([
-  Type.Literal('fatal'),
-  Type.Literal('error'),
-  Type.Literal('warn'),
-  Type.Literal('info'),
-  Type.Literal('debug'),
-  Type.Literal('trace'),
-  Type.Literal('silent'),
-]);
-const LogFormat = Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]);
 
 /** The ends of an execution a notification target may ask for. */
 export const NOTIFICATION_EVENTS = ['completed', 'failed', 'canceled'] as const;
@@ -58,9 +48,9 @@ export type NotificationTargets = Static<typeof NotificationTargets>;
 export const ConfigSchema = Type.Object(
   {
     dataDir: Type.String({ minLength: 1 }),
-    logLevel: LogLevel,
+    logLevel: LogLevelSchema,
     /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
-    logFormat: LogFormat,
+    logFormat: LogFormatSchema,
     http: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -131,9 +121,9 @@ export const ConfigSchema = Type.Object(
         /** Cancel: SIGINT, then SIGTERM after this, then SIGKILL after this again. */
         cancelGraceMs: Type.Integer({ minimum: 0 }),
         /** null: the control plane's `logLevel`. */
-        logLevel: Type.Union([LogLevel, Type.Null()]),
+        logLevel: Type.Union([LogLevelSchema, Type.Null()]),
         /** null: the control plane's `logFormat` (the runner writes to the same standard output). */
-        logFormat: Type.Union([LogFormat, Type.Null()]),
+        logFormat: Type.Union([LogFormatSchema, Type.Null()]),
       },
       { additionalProperties: false },
     ),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
-import { envLayer, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
+import { envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
 
 /** The runner's configuration; every key is documented in deploy/carapace-runner.example.yaml. */
 export const RunnerConfigSchema = Type.Object(
@@ -41,17 +41,9 @@ export const RunnerConfigSchema = Type.Object(
     ),
     /** Unacknowledged events kept in memory before they spill to disk. */
     outboxMemoryBytes: Type.Integer({ minimum: 1024 }),
-    logLevel: Type.Union([
-      Type.Literal('fatal'),
-      Type.Literal('error'),
-      Type.Literal('warn'),
-      Type.Literal('info'),
-      Type.Literal('debug'),
-      Type.Literal('trace'),
-      Type.Literal('silent'),
-    ]),
+    logLevel: LogLevelSchema,
     /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
-    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
+    logFormat: LogFormatSchema,
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 
@@ -130,3 +130,17 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The log levels both programs accept (pino's names). */
+export const LogLevelSchema = Type.Union([
+  Type.Literal('fatal'),
+  Type.Literal('error'),
+  Type.Literal('warn'),
+  Type.Literal('info'),
+  Type.Literal('debug'),
+  Type.Literal('trace'),
+  Type.Literal('silent'),
+]);
+
+/** How logs are written: `auto` (coloured lines on a terminal, JSON lines otherwise), `json` or `pretty`. */
+export const LogFormatSchema = Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]);
