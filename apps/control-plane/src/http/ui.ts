@@ -76,12 +76,13 @@ export function uiSite(dir: string | null, log: FastifyBaseLogger): UiSite | nul
       const path = request.url.split('?')[0] ?? '';
       // A missing asset stays a 404: an HTML page in place of a script only hides the error.
       if ((request.method !== 'GET' && request.method !== 'HEAD') || isApiPath(path) || path.startsWith('/assets/')) return notFoundHandler(request, reply);
-      // Read at each request: a rebuilt UI is served without a restart (the file is small).
-      const [body, info] = await Promise.all([readFile(index), stat(index)]);
+      // Looked at on each request, so that a rebuilt UI is served without a restart; read only
+      // when the browser's copy is not the current one.
+      const info = await stat(index);
       const etag = `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
       void reply.header('cache-control', REVALIDATE).header('etag', etag);
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.code(200).type('text/html; charset=utf-8').send(body);
+      return reply.code(200).type('text/html; charset=utf-8').send(await readFile(index));
     },
   };
 }
