@@ -1,12 +1,49 @@
 import { defineConfig } from 'vitest/config';
 
+/** Every test file. */
+const ALL = [
+  'apps/*/src/**/*.test.ts',
+  'apps/*/src/**/*.test.tsx',
+  'apps/*/test/**/*.test.ts',
+  'libs/*/src/**/*.test.ts',
+  'libs/*/test/**/*.test.ts',
+  'test/**/*.test.ts',
+];
+
+/**
+ * The tests of what the database holds and serves, run a second time on PostgreSQL
+ * (`CARAPACE_TEST_DATABASE=postgres`: test/support/database.ts gives each control plane a
+ * fresh database on the run's PostgreSQL server): the API suite of the control plane, the
+ * client library and the compatibility flow. A test matrix, not a copy: the same files.
+ */
+const ON_POSTGRES = ['apps/control-plane/test/**/*.test.ts', 'test/client/**/*.test.ts', 'test/compat/**/*.test.ts'];
+/** Files of ON_POSTGRES that hold no data (configuration, builds, serving files), or that run on PostgreSQL in any case. */
+const NOT_ON_POSTGRES = [
+  'apps/control-plane/test/build-if-stale.test.ts',
+  'apps/control-plane/test/config.test.ts',
+  'apps/control-plane/test/log-format.test.ts',
+  'apps/control-plane/test/npm-start.test.ts',
+  'apps/control-plane/test/password-hashing.test.ts',
+  'apps/control-plane/test/schema-parity.test.ts',
+  'apps/control-plane/test/start.test.ts',
+  'apps/control-plane/test/ui-serving.test.ts',
+  'apps/control-plane/test/validator.test.ts',
+  'apps/control-plane/test/replicas.test.ts',
+  'apps/control-plane/test/migrate-to.test.ts',
+];
+
 export default defineConfig({
   resolve: { conditions: ['@carapace/source'] },
   ssr: { resolve: { conditions: ['@carapace/source'] } },
   test: {
-    include: ['apps/*/src/**/*.test.ts', 'apps/*/src/**/*.test.tsx', 'apps/*/test/**/*.test.ts', 'libs/*/src/**/*.test.ts', 'libs/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One PostgreSQL server for the run (test/support/README.md, PostgreSQL), shared by both projects.
+    globalSetup: ['test/support/postgres.global-setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ALL } },
+      { extends: true, test: { name: 'postgres', include: ON_POSTGRES, exclude: NOT_ON_POSTGRES, env: { CARAPACE_TEST_DATABASE: 'postgres' } } },
+    ],
   },
 });

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need: Ansible, the lab's container and network
-# tools, cloud-init (its schema validator), and Chromium with a font for the web UI's browser
+# tools, cloud-init (its schema validator), Chromium with a font for the web UI's browser
 # test (playwright-core drives /usr/bin/chromium; its own browser downloads cannot be fetched
-# here). Idempotent; needs root.
+# here), and the PostgreSQL server the tests start for themselves (test/support/postgres.ts:
+# the binaries only, in /usr/lib/postgresql/MAJOR/bin; Debian's own cluster on port 5432 is
+# not created). Idempotent; needs root.
 set -euo pipefail
-packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation)
+packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation postgresql)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "system packages: all present"
@@ -16,4 +19,18 @@ fi
 echo "system packages: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+if ! installed postgresql-common; then
+  apt-get install -y -q --no-install-recommends postgresql-common
+fi
+# postgresql-common's createcluster.conf (a ucf-managed file its install writes) decides
+# whether installing a server version creates and starts the cluster `main` on port 5432: it
+# must not, the tests start servers of their own.
+conf=/etc/postgresql-common/createcluster.conf
+if ! grep -qE '^[[:space:]]*create_main_cluster[[:space:]]*=[[:space:]]*false' "$conf"; then
+  if grep -qE '^[#[:space:]]*create_main_cluster[[:space:]]*=' "$conf"; then
+    sed -ri 's/^[#[:space:]]*create_main_cluster[[:space:]]*=.*/create_main_cluster = false/' "$conf"
+  else
+    echo 'create_main_cluster = false' >>"$conf"
+  fi
+fi
 apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container } from '@carapace/control-plane';
 import { ENV_ADMIN_PASSWORD, ENV_DATA_DIR, ENV_SERVERS, ENV_USERS, type ChildMessage, type ParentMessage, type ServerKind } from './protocol.js';
@@ -53,19 +54,19 @@ async function startCarapace(): Promise<{ app: FastifyInstance; container: Conta
   });
   const logger = createLogger('silent');
   const dbPath = join(config.dataDir, 'carapace.db');
-  const db = openDatabase(dbPath);
+  const db = await openDatabase(dbPath);
   const container = await createContainer(config, db, logger);
-  const root = container.services.users.byLogin('root');
+  const root = await container.services.users.byLogin('root');
   if (!root) throw new Error('bootstrap did not create root');
   let started = performance.now();
-  const userIds = seedUsers(db, userCount, root.id);
+  const userIds = await seedUsers(db, userCount, root.id);
   const seedUsersMs = performance.now() - started;
   started = performance.now();
-  const servers = seedServers(db, container.services.servers, serverCount);
+  const servers = await seedServers(db, container.services.servers, serverCount);
   const seedServersMs = performance.now() - started;
   // Fold the seeding into the database file, as a server running for a while would have;
   // nothing else (no ANALYZE): the server is measured as it ships.
-  db.$client.pragma('wal_checkpoint(TRUNCATE)');
+  await db.all(sql`PRAGMA wal_checkpoint(TRUNCATE)`);
   const app = await buildApp({ services: container.services, logger });
   await app.listen({ host: config.http.host, port: config.http.port });
   const port = (app.server.address() as AddressInfo).port;

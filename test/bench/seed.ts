@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { UserData } from '@carapace/models';
-import type { Container, Db } from '@carapace/control-plane';
+import type { Container, Database } from '@carapace/control-plane';
 import { schema, VersionedRepository } from '@carapace/control-plane/testing';
 import { random } from '@carapace/test-support/random';
 import { pick, publicIp, serverFacts } from './facts.js';
@@ -31,7 +31,7 @@ function ascii(s: string): string {
  * `users` table, in one transaction, with varied names: a realistic table for the list and
  * get routes without paying for the API's password hashing and mails. Returns their ids.
  */
-export function seedUsers(db: Db, count: number, initiatorId: string | null): string[] {
+export async function seedUsers(db: Database, count: number, initiatorId: string | null): Promise<string[]> {
   const repo = new VersionedRepository<UserData>(db, schema.users, {
     data: ['login', 'email', 'full_name', 'role_id'],
     defaultSort: [['full_name', 1]],
@@ -39,7 +39,7 @@ export function seedUsers(db: Db, count: number, initiatorId: string | null): st
   const r = random(0xc0ffee);
   const now = Math.floor(Date.now() / 1000);
   const ids: string[] = [];
-  repo.transaction(() => {
+  await repo.transaction(async () => {
     for (let i = 0; i < count; i++) {
       const first = pick(FIRST, r);
       const last = pick(LAST, r);
@@ -50,7 +50,7 @@ export function seedUsers(db: Db, count: number, initiatorId: string | null): st
         full_name: `${first} ${last}`,
         role_id: null,
       };
-      ids.push(repo.create(data, initiatorId, now - Math.floor(r() * 86_400 * 365)).id);
+      ids.push((await repo.create(data, initiatorId, now - Math.floor(r() * 86_400 * 365))).id);
     }
   });
   return ids;
@@ -63,20 +63,20 @@ export function seedUsers(db: Db, count: number, initiatorId: string | null): st
  * one transaction (the service's own transactions nest in it as savepoints). Returns their
  * ids and the mean size of the facts JSON in bytes.
  */
-export function seedServers(db: Db, servers: Container['services']['servers'], count: number): { ids: string[]; factsBytes: number } {
+export async function seedServers(db: Database, servers: Container['services']['servers'], count: number): Promise<{ ids: string[]; factsBytes: number }> {
   const r = random(0x5e7e75);
   const now = Math.floor(Date.now() / 1000);
   const ids: string[] = [];
   let bytes = 0;
-  db.$client.transaction(() => {
+  await db.transaction(async () => {
     for (let i = 0; i < count; i++) {
       const id = randomUUID();
-      servers.register({ id, host: publicIp(i), username: 'ansible' }, null);
+      await servers.register({ id, host: publicIp(i), username: 'ansible' }, null);
       const facts = serverFacts(i, r, now - Math.floor(r() * 86_400));
       if (i < 100) bytes += JSON.stringify(facts).length;
-      servers.recordFacts(id, facts, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${Buffer.from(id).toString('base64').slice(0, 40)}`);
+      await servers.recordFacts(id, facts, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${Buffer.from(id).toString('base64').slice(0, 40)}`);
       ids.push(id);
     }
-  })();
+  });
   return { ids, factsBytes: Math.round(bytes / Math.min(count, 100)) };
 }

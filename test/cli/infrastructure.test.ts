@@ -107,7 +107,7 @@ describe('carapace: clusters, servers, playbooks, playbook configurations', () =
   });
 
   it('cluster cinder-integration; deletes of playbook configurations, servers and clusters', async () => {
-    cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\n', Math.floor(Date.now() / 1000));
+    await cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\n', Math.floor(Date.now() / 1000));
     const [files, rooted] = await Promise.all([
       carapace('cluster', 'cinder-integration', ids.cluster),
       carapace('cluster', 'cinder-integration', ids.cluster, '--root', '/opt/ceph'),

@@ -33,7 +33,7 @@ describe('carapace runner: get-all, create, delete', () => {
     expect(runner.token).toMatch(new RegExp(`^crt\\.${Buffer.from('rack-1').toString('base64url')}\\.[\\w-]{20,}$`));
     expect(created.stderr).toContain('shown only this once');
     token = runner.token;
-    expect(cp.services.runners.authenticate(token)).toBe('rack-1');
+    expect(await cp.services.runners.authenticate(token)).toBe('rack-1');
 
     const bare = await carapace('runner', 'create', '--name', 'bare', '-o', 'table');
     expect(bare.code, bare.stderr).toBe(0);
@@ -71,7 +71,7 @@ describe('carapace runner: get-all, create, delete', () => {
     expect(taken.code).toBe(1);
     expect(taken.stdout).toBe('');
     expect(JSON.parse(taken.stderr)).toMatchObject({ code: 409, error: 'RunnerExists' });
-    expect(cp.services.runners.authenticate(token)).toBe('rack-1');
+    expect(await cp.services.runners.authenticate(token)).toBe('rack-1');
     expect(badLabel.code).toBe(2);
     expect(badLabel.stderr).toContain('key=value is expected');
     expect(noName.code).toBe(2);
@@ -79,7 +79,7 @@ describe('carapace runner: get-all, create, delete', () => {
     // The rule, said before anything is sent (the API would answer its schema error, InvalidJSONError).
     expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('a runner name is 1 to 63 lower-case letters, digits');
-    expect(cp.services.runners.list().map((r) => r.name)).not.toContain('Rack 2');
+    expect((await cp.services.runners.list()).map((r) => r.name)).not.toContain('Rack 2');
   });
 
   it('delete revokes the token and removes the runner; an unknown name is 404', async () => {
@@ -87,7 +87,7 @@ describe('carapace runner: get-all, create, delete', () => {
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toBe('');
     expect(deleted.stderr).toContain('rack-1');
-    expect(cp.services.runners.authenticate(token)).toBeNull();
+    expect(await cp.services.runners.authenticate(token)).toBeNull();
     expect(parsed(await carapace('runner', 'get-all')).map((r: { name: string }) => r.name)).toEqual(['bare']);
     const again = await carapace('runner', 'delete', 'rack-1');
     expect(again.code).toBe(1);
@@ -116,6 +116,6 @@ describe('carapace runner: get-all, create, delete', () => {
       expect(error).toMatchObject({ code: 403, error: 'Forbidden' });
       expect(error.description).toContain(permission);
     }
-    expect(cp.services.runners.list().map((r) => r.name)).toEqual(['bare']);
+    expect((await cp.services.runners.list()).map((r) => r.name)).toEqual(['bare']);
   });
 });

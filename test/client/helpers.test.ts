@@ -83,7 +83,7 @@ describe('client: helpers and names', () => {
 
   it('follows a log as it grows, to the end of the execution', async () => {
     const execution = await client.createExecution(configId, 1);
-    runner.claim(execution.id);
+    await runner.claim(execution.id);
     const received: string[] = [];
     const following = (async () => {
       for await (const text of client.followExecutionLog(execution.id)) received.push(text);
@@ -91,11 +91,11 @@ describe('client: helpers and names', () => {
     const lines = ['PLAY [hello_world]\n', 'TASK [Gathering Facts]\n', 'ok: [10.0.0.9]\n', 'PLAY RECAP\n'];
     for (const line of lines) {
       await sleep(80);
-      runner.log(execution.id, line);
+      await runner.log(execution.id, line);
     }
     await sleep(80);
     expect(received.join('')).toBe(lines.join(''));
-    runner.finish(execution.id, 'completed');
+    await runner.finish(execution.id, 'completed');
     await following;
     expect(received.join('')).toBe(lines.join(''));
 
@@ -110,8 +110,8 @@ describe('client: helpers and names', () => {
 
   it('opens a followed log again when the stream breaks, without repeating text', async () => {
     const execution = await client.createExecution(configId, 1);
-    runner.claim(execution.id);
-    runner.log(execution.id, 'before the break\n');
+    await runner.claim(execution.id);
+    await runner.log(execution.id, 'before the break\n');
     let cut = 0;
     const target = new URL(cp.url);
     const proxy = await TinyServer.start((req, res) => {
@@ -138,8 +138,8 @@ describe('client: helpers and names', () => {
         for await (const text of viaProxy.followExecutionLog(execution.id)) received.push(text);
       })();
       await sleep(300);
-      runner.log(execution.id, 'after the break\n');
-      runner.finish(execution.id, 'failed', 'boom');
+      await runner.log(execution.id, 'after the break\n');
+      await runner.finish(execution.id, 'failed', 'boom');
       await following;
       expect(cut).toBeGreaterThanOrEqual(2);
       expect(received.join('')).toBe('before the break\nafter the break\n');
@@ -150,13 +150,13 @@ describe('client: helpers and names', () => {
 
   it('stops following when the loop breaks', async () => {
     const execution = await client.createExecution(configId, 1);
-    runner.claim(execution.id);
-    runner.log(execution.id, 'one\n');
+    await runner.claim(execution.id);
+    await runner.log(execution.id, 'one\n');
     for await (const text of client.followExecutionLog(execution.id)) {
       expect(text).toBe('one\n');
       break;
     }
-    runner.finish(execution.id, 'completed');
+    await runner.finish(execution.id, 'completed');
     expect((await client.getExecution(execution.id)).data.state).toBe('completed');
   });
 
@@ -167,12 +167,12 @@ describe('client: helpers and names', () => {
       for await (const p of client.watchExecution(execution.id, { intervalMs: 50 })) progress.push(p);
     })();
     await sleep(150);
-    runner.claim(execution.id);
+    await runner.claim(execution.id);
     await sleep(150);
-    runner.step(execution.id, { role: 'hello_world', name: 'first', result: 'ok', serverId: null });
+    await runner.step(execution.id, { role: 'hello_world', name: 'first', result: 'ok', serverId: null });
     await sleep(150);
-    runner.step(execution.id, { role: 'hello_world', name: 'second', result: 'error', serverId: null });
-    runner.finish(execution.id, 'failed', 'a step failed');
+    await runner.step(execution.id, { role: 'hello_world', name: 'second', result: 'error', serverId: null });
+    await runner.finish(execution.id, 'failed', 'a step failed');
     await watching;
     expect(progress[0]?.execution.data.state).toBe('created');
     expect(progress.map((p) => p.execution.data.state)).toContain('started');
@@ -192,8 +192,8 @@ describe('client: helpers and names', () => {
     expect(await abandoned).toMatchObject({ name: 'ServiceError' });
 
     const waiting = client.waitForExecution(execution.id, { intervalMs: 50 });
-    runner.claim(execution.id);
-    runner.finish(execution.id, 'completed');
+    await runner.claim(execution.id);
+    await runner.finish(execution.id, 'completed');
     expect((await waiting).data.state).toBe('completed');
   });
 });

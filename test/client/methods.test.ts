@@ -176,13 +176,13 @@ describe('client: every method against a running control plane', () => {
     ids.execution = execution.id;
     expect(execution).toMatchObject({ model: 'execution', data: { state: 'created', playbook_configuration: { id: ids.config, version: 2, playbook_name: 'hello_world' } } });
 
-    runner.claim(execution.id);
-    runner.log(execution.id, 'PLAY [hello] *****\n');
-    runner.step(execution.id, { role: 'hello_world', name: 'Gathering Facts', result: 'ok', serverId: ids.factsServer });
+    await runner.claim(execution.id);
+    await runner.log(execution.id, 'PLAY [hello] *****\n');
+    await runner.step(execution.id, { role: 'hello_world', name: 'Gathering Facts', result: 'ok', serverId: ids.factsServer });
     expect(await client.getExecutionLog(execution.id)).toBe('PLAY [hello] *****\n');
-    runner.step(execution.id, { role: 'hello_world', name: 'Answer on port 9090', result: 'ok', serverId: ids.factsServer });
-    runner.log(execution.id, 'TASK [Answer on port 9090] ok\nPLAY RECAP ok=2\n');
-    runner.finish(execution.id, 'completed');
+    await runner.step(execution.id, { role: 'hello_world', name: 'Answer on port 9090', result: 'ok', serverId: ids.factsServer });
+    await runner.log(execution.id, 'TASK [Answer on port 9090] ok\nPLAY RECAP ok=2\n');
+    await runner.finish(execution.id, 'completed');
 
     expect((await client.getExecution(execution.id)).data.state).toBe('completed');
     expect((await client.getExecutions()).items.map((e) => e.id)).toContain(execution.id);
@@ -204,9 +204,9 @@ describe('client: every method against a running control plane', () => {
     expect(canceled).toMatchObject({ id: queued.id, data: { state: 'canceled' } });
 
     const running = await client.createExecution(ids.config, 1);
-    runner.claim(running.id);
+    await runner.claim(running.id);
     expect((await client.cancelExecution(running.id)).data.state).toBe('canceling');
-    runner.finish(running.id, 'canceled', 'canceled by a user');
+    await runner.finish(running.id, 'canceled', 'canceled by a user');
     expect((await client.getExecution(running.id)).data).toMatchObject({ state: 'canceled', reason: 'canceled by a user' });
   });
 
@@ -214,8 +214,8 @@ describe('client: every method against a running control plane', () => {
     const missing = await client.getCinderIntegration(ids.cluster).catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: 404, error: 'NotFound' });
     const now = Math.floor(Date.now() / 1000);
-    cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\nfsid = 1\n', now);
-    cp.clusterFiles.put(ids.cluster, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = k\n', now);
+    await cp.clusterFiles.put(ids.cluster, 'ceph.conf', '[global]\nfsid = 1\n', now);
+    await cp.clusterFiles.put(ids.cluster, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = k\n', now);
     expect(await client.getCinderIntegration(ids.cluster)).toEqual({
       '/etc/ceph/ceph.conf': '[global]\nfsid = 1\n',
       '/etc/ceph/ceph.client.cinder.keyring': '[client.cinder]\nkey = k\n',

@@ -39,7 +39,7 @@ describe('client: runners (getRunners, createRunner, deleteRunner)', () => {
     expect(secret).toMatch(/^[\w-]{20,}$/);
     expect(rest).toEqual([]);
     token = issued.token;
-    expect(cp.services.runners.authenticate(token)).toBe('rack-1.runner');
+    expect(await cp.services.runners.authenticate(token)).toBe('rack-1.runner');
     const sent = recorder.sent.at(-1);
     expect(sent?.method).toBe('POST');
     expect(sent?.status).toBe(200);
@@ -76,7 +76,7 @@ describe('client: runners (getRunners, createRunner, deleteRunner)', () => {
     const err = await failure(client.createRunner('rack-1.runner'));
     expect(err).toMatchObject({ code: 409, error: 'RunnerExists' });
     expect(err.description).toContain('rack-1.runner');
-    expect(cp.services.runners.authenticate(token)).toBe('rack-1.runner');
+    expect(await cp.services.runners.authenticate(token)).toBe('rack-1.runner');
     expect(await failure(client.createRunner('Not A Name'))).toMatchObject({ code: 400 });
   });
 
@@ -85,14 +85,14 @@ describe('client: runners (getRunners, createRunner, deleteRunner)', () => {
     expect(recorder.sent.at(-1)).toMatchObject({ method: 'DELETE', status: 200 });
     expect(recorder.sent.at(-1)?.url.pathname).toBe('/v1/runner/rack-1.runner/');
     expect((await client.getRunners()).items.map((r) => r.name)).toEqual(['bare']);
-    expect(cp.services.runners.authenticate(token)).toBeNull();
+    expect(await cp.services.runners.authenticate(token)).toBeNull();
     expect(await failure(client.deleteRunner('rack-1.runner'))).toMatchObject({ code: 404, error: 'NotFound' });
 
     await client.delete_runner('bare');
     expect((await client.getRunners()).items).toEqual([]);
     const again = await client.createRunner('rack-1.runner');
     expect(again.token).not.toBe(token);
-    expect(cp.services.runners.authenticate(again.token)).toBe('rack-1.runner');
+    expect(await cp.services.runners.authenticate(again.token)).toBe('rack-1.runner');
   });
 
   it('each call needs its permission: 403 without view_runner, create_runner or delete_runner', async () => {

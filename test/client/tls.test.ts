@@ -94,15 +94,15 @@ describe('client: TLS options against a local HTTPS server with a test CA', () =
     const config = await client.createPlaybookConfiguration('tls', cluster.id, 'hello_world', [serverId]);
     const execution = await client.createExecution(config.id, 1);
     const runner = new ScriptedRunner(cp);
-    runner.claim(execution.id);
-    runner.log(execution.id, 'first line\n');
+    await runner.claim(execution.id);
+    await runner.log(execution.id, 'first line\n');
     const chunks: string[] = [];
     const following = (async () => {
       for await (const text of client.followExecutionLog(execution.id)) chunks.push(text);
     })();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    runner.log(execution.id, 'second line\n');
-    runner.finish(execution.id, 'completed');
+    await runner.log(execution.id, 'second line\n');
+    await runner.finish(execution.id, 'completed');
     await following;
     expect(chunks.join('')).toBe('first line\nsecond line\n');
   });

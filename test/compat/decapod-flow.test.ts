@@ -59,10 +59,14 @@ describe('compat: a decapodlib-style Python client runs a whole session', () => 
     cp = await TestControlPlane.start();
     // No runner here (CARAPACE_RUNNER none): play its part for fact gathering, answering each
     // registration at once with the facts of a small Debian host at the registered address.
-    stopFacts = cp.services.servers.factsRequested.on((server) => {
+    stopFacts = cp.services.servers.factsRequested.on((serverId) => {
       setImmediate(() => {
-        const hostname = `compat-${server.data.ip.replace(/\W/g, '-')}`;
-        cp.services.servers.recordFacts(server.id, makeFacts(hostname, server.data.ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICompatTestKey');
+        // A failure is an unhandled rejection, which fails the run.
+        void (async () => {
+          const server = await cp.services.servers.get(serverId);
+          const hostname = `compat-${server.data.ip.replace(/\W/g, '-')}`;
+          await cp.services.servers.recordFacts(server.id, makeFacts(hostname, server.data.ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICompatTestKey');
+        })();
       });
     });
     mailEndpoint = await startMailEndpoint(cp);

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container } from '@carapace/control-plane';
+import { buildApp, createContainer, createLogger, loadConfig, type Container } from '@carapace/control-plane';
 import { ClusterFileRepository } from '@carapace/control-plane/testing';
 import { TestClock } from './clock.js';
+import { openTestDatabase } from './database.js';
 import { makeFacts } from './facts.js';
 import { MailSink } from './mail-sink.js';
 
@@ -19,6 +20,7 @@ export const DISCOVERY_TOKEN = 'client-tests-discovery-token-0123456789';
  * hand so that a test can play the runner's part.
  */
 export class TestControlPlane {
+  private dropDatabase: () => Promise<void> = async () => undefined;
   app!: Awaited<ReturnType<typeof buildApp>>;
   container!: Container;
   url = '';
@@ -46,7 +48,9 @@ export class TestControlPlane {
       },
     });
     const logger = createLogger(config.logLevel);
-    const db = openDatabase(':memory:');
+    const opened = await openTestDatabase();
+    cp.dropDatabase = () => opened.drop();
+    const db = opened.db;
     cp.clusterFiles = new ClusterFileRepository(db);
     cp.container = await createContainer(config, db, logger, { clock: cp.clock });
     cp.app = await buildApp({ services: cp.container.services, logger });
@@ -63,6 +67,7 @@ export class TestControlPlane {
   async stop(): Promise<void> {
     await this.app.close();
     await this.container.close();
+    await this.dropDatabase();
     await this.mail.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -80,7 +85,7 @@ export class TestControlPlane {
       body: JSON.stringify({ id, host: ip, username: 'ansible' }),
     });
     if (res.status !== 200) throw new Error(`registration of ${id}: ${res.status} ${await res.text()}`);
-    this.services.servers.recordFacts(id, makeFacts(`node${n}`, ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey');
+    await this.services.servers.recordFacts(id, makeFacts(`node${n}`, ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITestKey');
     return id;
   }
 }

@@ -57,6 +57,6 @@ export async function addServer(h: Harness, options: { dataDisks?: number } = {}
     body: { id, host: ip, username: 'ansible' },
   });
   if (res.status !== 200) throw new Error(`register: ${res.status} ${res.body}`);
-  const server = h.container.services.servers.recordFacts(id, makeFacts(`node${n}`, ip, options), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake');
+  const server = await h.container.services.servers.recordFacts(id, makeFacts(`node${n}`, ip, options), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake');
   return { ...server, model: 'server' as const };
 }

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Config, type Container, type Db } from '@carapace/control-plane';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Config, type Container, type Database } from '@carapace/control-plane';
 import { TestClock } from './clock.js';
+import { openTestDatabase } from './database.js';
 import { MailSink } from './mail-sink.js';
 
 /** The answer of an injected request. */
@@ -38,25 +39,30 @@ export async function until(what: string, check: () => boolean, timeoutMs = 10_0
   }
 }
 
-/** A control plane on a real in-memory SQLite database, with a real SMTP server and a movable clock. */
+/**
+ * A control plane on a real database (in-memory SQLite, or a fresh PostgreSQL database under
+ * `CARAPACE_TEST_DATABASE=postgres`), with a real SMTP server and a movable clock.
+ */
 export class Harness {
   app!: FastifyInstance;
   container!: Container;
   config!: Config;
   /** The database under the container (for tests that store or read rows directly). */
-  db!: Db;
+  db!: Database;
+  private dropDatabase: () => Promise<void> = async () => undefined;
   readonly clock = new TestClock();
   readonly mail = new MailSink();
   private dir = '';
   private rootTokenValue = '';
 
-  static async start(env: Record<string, string> = {}): Promise<Harness> {
+  /** `options.databaseFile`: an SQLite file to keep the tables in, whatever the test's engine. */
+  static async start(env: Record<string, string> = {}, options: { databaseFile?: string } = {}): Promise<Harness> {
     const h = new Harness();
-    await h.init(env);
+    await h.init(env, options);
     return h;
   }
 
-  private async init(env: Record<string, string>): Promise<void> {
+  private async init(env: Record<string, string>, options: { databaseFile?: string }): Promise<void> {
     const smtpPort = await this.mail.start();
     this.dir = mkdtempSync(join(tmpdir(), 'carapace-test-'));
     this.config = loadConfig({
@@ -74,7 +80,11 @@ export class Harness {
       },
     });
     const logger = createLogger(this.config.logLevel);
-    this.db = openDatabase(':memory:');
+    const opened = options.databaseFile
+      ? { db: await openDatabase(options.databaseFile), drop: async () => undefined }
+      : await openTestDatabase();
+    this.db = opened.db;
+    this.dropDatabase = () => opened.drop();
     this.container = await createContainer(this.config, this.db, logger, { clock: this.clock, leaseTimeoutMs: 30_000 });
     this.app = await buildApp({ services: this.container.services, logger });
   }
@@ -82,6 +92,7 @@ export class Harness {
   async stop(): Promise<void> {
     await this.app.close();
     await this.container.close();
+    await this.dropDatabase();
     await this.mail.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -27,15 +27,15 @@ export class ScriptedRunner {
   }
 
   /** Claims the queued executions (there must be exactly `expected` among them, `expected` first). */
-  claim(expected: string): void {
-    const claimed = this.engine.claim(this.name, 100).map((a) => a.execution.id);
+  async claim(expected: string): Promise<void> {
+    const claimed = (await this.engine.claim(this.name, 100)).map((a) => a.execution.id);
     if (!claimed.includes(expected)) throw new Error(`execution ${expected} was not handed out (got ${claimed.join(', ') || 'none'})`);
   }
 
   /** Reports one finished step. */
-  step(executionId: string, step: StepReport): void {
+  async step(executionId: string, step: StepReport): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
-    this.engine.recordStep(executionId, this.seq++, {
+    await this.engine.recordStep(executionId, this.seq++, {
       role: step.role,
       name: step.name,
       result: step.result,
@@ -47,14 +47,14 @@ export class ScriptedRunner {
   }
 
   /** Appends text to the log. */
-  log(executionId: string, text: string): void {
+  async log(executionId: string, text: string): Promise<void> {
     const offset = this.logLength.get(executionId) ?? 0;
-    this.engine.appendLog(executionId, offset, text);
+    await this.engine.appendLog(executionId, offset, text);
     this.logLength.set(executionId, offset + text.length);
   }
 
   /** Ends the run. */
-  finish(executionId: string, outcome: 'completed' | 'failed' | 'canceled', reason: string | null = null): void {
-    if (!this.engine.finish(executionId, outcome, reason)) throw new Error(`execution ${executionId} was over already`);
+  async finish(executionId: string, outcome: 'completed' | 'failed' | 'canceled', reason: string | null = null): Promise<void> {
+    if (!(await this.engine.finish(executionId, outcome, reason))) throw new Error(`execution ${executionId} was over already`);
   }
 }

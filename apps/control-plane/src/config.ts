@@ -127,6 +127,20 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /**
+     * Where the tables are: `url` null keeps them in SQLite at `<dataDir>/carapace.db`; a
+     * `postgres://` URL puts them in PostgreSQL, which several control-plane replicas can share.
+     */
+    /** `/metrics`: open when `token` is null, else only with `Authorization: Bearer <token>`. */
+    metrics: Type.Object({ token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]) }, { additionalProperties: false }),
+    database: Type.Object(
+      {
+        url: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
+        /** Connections of the PostgreSQL pool of this replica. */
+        poolSize: Type.Integer({ minimum: 2, maximum: 1000 }),
+      },
+      { additionalProperties: false },
+    ),
     list: Type.Object(
       {
         defaultPerPage: Type.Integer({ minimum: 1 }),
@@ -179,6 +193,8 @@ export const DEFAULT_CONFIG: Config = {
   runner: 'embedded',
   // The whole installation stops together: runs get a short grace, then are canceled.
   embeddedRunner: { drainGraceMs: 3000, cancelGraceMs: 2000, logLevel: null, logFormat: null },
+  database: { url: null, poolSize: 10 },
+  metrics: { token: null },
   list: { defaultPerPage: 25, maxPerPage: 1000, queryBudgetMs: 1000 },
   throttle: {
     windowS: 300,
@@ -197,6 +213,9 @@ export const DEFAULT_CONFIG: Config = {
 /** Each environment variable and the configuration key it sets. */
 export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_DATA_DIR: 'dataDir',
+  CARAPACE_DATABASE_URL: 'database.url',
+  CARAPACE_DATABASE_POOL_SIZE: 'database.poolSize',
+  CARAPACE_METRICS_TOKEN: 'metrics.token',
   CARAPACE_LOG_LEVEL: 'logLevel',
   CARAPACE_LOG_FORMAT: 'logFormat',
   CARAPACE_HTTP_HOST: 'http.host',

@@ -3,12 +3,17 @@ import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, PlaybookConfigurationData, RoleData, ServerData, UserData } from '@carapace/models';
 import type { Config } from './config.js';
 import { AuthRepository } from './db/auth.repository.js';
-import type { Db } from './db/client.js';
+import { openBus } from './db/bus.js';
+import { databaseProblem } from './db/client.js';
+import type { Database } from './db/database.js';
+import { StatsRepository } from './db/stats.repository.js';
+import { Metrics } from './services/metrics.js';
 import { clusters, executions, playbookConfigurations, roles, servers, users } from './db/schema/index.js';
 import { ClusterFileRepository } from './db/cluster-file.repository.js';
 import { ExecutionEventsRepository } from './db/execution-events.repository.js';
 import { LockRepository } from './db/lock.repository.js';
 import { RunnerRepository } from './db/runner.repository.js';
+import { RunnerSessionRepository } from './db/runner-session.repository.js';
 import { FactsScheduler } from './services/facts.scheduler.js';
 import { RunnerService } from './services/runner.service.js';
 import { CinderIntegrationService } from './services/cinder-integration.service.js';
@@ -33,11 +38,12 @@ import { AdministratorRepository } from './db/administrator.repository.js';
 import { Administrators } from './services/administrators.js';
 import { PasswordResetService } from './services/password-reset.service.js';
 import { RoleService } from './services/role.service.js';
-import { Backoff, Throttle } from './services/throttle.js';
+import { Backoff, SharedThrottle, Throttle, type Limiter } from './services/throttle.js';
+import { ThrottleRepository } from './db/throttle.repository.js';
 import { passwordHashing } from './services/passwords.js';
 import { TokenSigner } from './services/token-signer.js';
 import { UserService } from './services/user.service.js';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { nowS } from './ports.js';
 import { VERSION } from './version.js';
 
@@ -49,7 +55,7 @@ export interface Container {
   readonly notifications: NotificationRepository;
   readonly bootstrap: BootstrapResult;
   /** Starts the periodic sweep of expired leases; returns its stop. */
-  startBackground(): () => void;
+  startBackground(): Promise<() => void>;
   /** Waits for the mails under way and closes the database. */
   close(): Promise<void>;
 }
@@ -67,8 +73,9 @@ export interface ContainerPorts {
 }
 
 /** Wires repositories, services and ports over an open database; runs the first-start bootstrap. */
-export async function createContainer(config: Config, db: Db, logger: Logger, ports: ContainerPorts = {}): Promise<Container> {
+export async function createContainer(config: Config, db: Database, logger: Logger, ports: ContainerPorts = {}): Promise<Container> {
   const clock = ports.clock ?? systemClock;
+  const bus = await openBus(db, logger.child({ component: 'bus' }));
   const mailLog = logger.child({ component: 'mailer' });
   const outbox = ports.mailer
     ? null
@@ -109,7 +116,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
     defaultSort: [['time_created', -1]],
   }, { limits });
-  const serverService = new ServerService(serverRepo, clock, locks);
+  const serverService = new ServerService(serverRepo, clock, locks, bus);
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
   const executionEvents = new ExecutionEventsRepository(db, config.list.queryBudgetMs);
   const clusterFiles = new ClusterFileRepository(db);
@@ -124,6 +131,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     clusterFiles,
     clock,
     leaseTimeoutMs,
+    bus,
   );
   const notifications = new NotificationRepository(db);
   const webhookLog = logger.child({ component: 'webhooks' });
@@ -134,7 +142,7 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
       cluster: (id) => clusterRepo.get(id),
       server: (id) => serverRepo.get(id),
       lastFailedStep: (id) => executionEvents.lastFailedStep(id),
-      initiatorOf: (id) => executionRepo.getVersion(id, 1)?.initiator_id ?? null,
+      initiatorOf: async (id) => (await executionRepo.getVersion(id, 1))?.initiator_id ?? null,
       atomically: (fn) => db.transaction(fn),
     },
     mailer,
@@ -142,9 +150,26 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     webhookLog,
   );
   engine.ended.on((execution) => notifier.executionEnded(execution));
-  const key = Buffer.from(authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
+  const key = Buffer.from(await authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
   const windowMs = config.throttle.windowS * 1000;
+  // Replicas share PostgreSQL: their throttles count together, in the database.
+  const throttleRepo = new ThrottleRepository(db);
+  const limiter = (scope: string, limit: number): Limiter =>
+    db.dialect === 'postgres' ? new SharedThrottle(throttleRepo, scope, windowMs, limit) : new Throttle(windowMs, limit);
   passwordHashing.configure(config.passwordHashing);
+  const replica = randomUUID();
+  const runners = new RunnerService(
+    new RunnerRepository(db),
+    clock,
+    async (name) => (await engine.runningOn(name)).map((e) => e.id),
+    bus,
+    new RunnerSessionRepository(db),
+    replica,
+    leaseTimeoutMs,
+  );
+  const facts = new FactsScheduler(serverService, clock, logger.child({ component: 'facts' }));
+  const metrics = new Metrics(new StatsRepository(db), clock, { connectedRunners: () => runners.connected().length, factsPending: () => facts.size });
+  let closing = false;
   const services: AppServices = {
     config,
     clock,
@@ -152,15 +177,15 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     users: userService,
     roles: roleService,
     auth: new AuthService(authRepo, userService, new TokenSigner(key), clock, config.tokenTtlS, {
-      perLoginAndAddress: new Throttle(windowMs, config.throttle.loginFailuresPerUser),
-      perAddress: new Throttle(windowMs, config.throttle.loginFailuresPerAddress),
-      perLogin: new Backoff(windowMs, config.throttle.loginDelayBaseMs, config.throttle.loginDelayMaxMs),
+      perLoginAndAddress: limiter('login_pair', config.throttle.loginFailuresPerUser),
+      perAddress: limiter('login_address', config.throttle.loginFailuresPerAddress),
+      perLogin: new Backoff((n) => limiter('login_backoff', n), config.throttle.loginDelayBaseMs, config.throttle.loginDelayMaxMs),
     }),
     passwordReset: new PasswordResetService(authRepo, userService, mailer, clock, {
       ttlS: config.passwordResetTtlS,
       resetUrl: config.resetUrl,
-      perLoginAndAddress: new Throttle(windowMs, config.throttle.resetRequestsPerUser),
-      perAddress: new Throttle(windowMs, config.throttle.resetRequestsPerAddress),
+      perLoginAndAddress: limiter('reset_pair', config.throttle.resetRequestsPerUser),
+      perAddress: limiter('reset_address', config.throttle.resetRequestsPerAddress),
     }),
     clusters: clusterService,
     servers: serverService,
@@ -169,12 +194,16 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     engine,
     cinder: new CinderIntegrationService(clusterService, clusterFiles),
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
-    runners: new RunnerService(new RunnerRepository(db), clock, (name) => engine.runningOn(name).map((e) => e.id)),
+    runners,
     registrations: {
-      valid: new Throttle(windowMs, config.throttle.registrationsPerAddress),
-      wrong: new Throttle(windowMs, config.throttle.registrationFailuresPerAddress),
+      valid: limiter('registration_valid', config.throttle.registrationsPerAddress),
+      wrong: limiter('registration_wrong', config.throttle.registrationFailuresPerAddress),
     },
-    facts: new FactsScheduler(serverService, clock, logger.child({ component: 'facts' })),
+    facts,
+    operations: {
+      problem: () => (closing ? Promise.resolve('the control plane is shutting down') : databaseProblem(db)),
+      metrics,
+    },
   };
   const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, administrators: administratorRepo, clock }, config.admin);
   if (boot.bootstrapRoleUpdated) logger.info('the bootstrap role was given every permission of this release');
@@ -183,30 +212,42 @@ export async function createContainer(config: Config, db: Db, logger: Logger, po
     mailer,
     notifications,
     bootstrap: boot,
-    startBackground() {
-      outbox?.resume();
+    async startBackground() {
+      await outbox?.resume();
       webhooks.resume();
-      const extended = engine.extendLeasesAtStart();
+      const extended = await engine.extendLeasesAtStart();
       if (extended) logger.info({ leases: extended }, 'leases of running executions extended while their runners reconnect');
+      let sweeping = false;
       const timer = setInterval(() => {
-        try {
-          engine.sweep();
-        } catch (err) {
-          logger.error({ err }, 'sweep of expired leases failed');
-        }
+        if (sweeping) return;
+        sweeping = true;
+        engine
+          .sweep()
+          .catch((err: unknown) => logger.error({ err }, 'sweep of expired leases failed'))
+          .finally(() => (sweeping = false));
       }, Math.max(1000, Math.floor(leaseTimeoutMs / 3)));
       timer.unref();
-      services.facts.resume();
+      // Throttle events of keys no longer hit (PostgreSQL; in memory they go as keys are read).
+      const prune =
+        db.dialect === 'postgres'
+          ? setInterval(() => {
+              throttleRepo.prune(clock.nowMs() - windowMs).catch((err: unknown) => logger.error({ err }, 'prune of throttle events failed'));
+            }, 60_000).unref()
+          : undefined;
+      await services.facts.resume();
       const stopFacts = services.facts.start();
       return () => {
         clearInterval(timer);
+        clearInterval(prune);
         stopFacts();
       };
     },
     async close() {
+      closing = true;
       services.facts.close();
       await Promise.all([mailer.close(), webhooks.close()]);
-      db.$client.close();
+      await bus.close();
+      await db.close();
     },
   };
 }

@@ -56,7 +56,7 @@ export class EmbeddedRunner {
     private readonly log: Logger,
   ) {}
 
-  start(): boolean {
+  async start(): Promise<boolean> {
     const bin = findRunnerBin();
     if (!bin) {
       this.log.error('CARAPACE_RUNNER=embedded but @carapace/runner is not installed beside the control plane: no local runner');
@@ -64,7 +64,7 @@ export class EmbeddedRunner {
     }
     const dir = join(this.config.dataDir, 'runner');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const { token } = this.runners.rotate(EMBEDDED_RUNNER, { embedded: 'true' });
+    const { token } = await this.runners.rotate(EMBEDDED_RUNNER, { embedded: 'true' });
     const settings = this.config.embeddedRunner;
     const env: NodeJS.ProcessEnv = {
       ...this.options.env,
@@ -91,11 +91,19 @@ export class EmbeddedRunner {
       if (Date.now() - startedAt > 60_000) this.restarts = 0;
       const delayMs = Math.min(30_000, 1000 * 2 ** this.restarts++);
       this.log.error({ code, signal, retryInMs: delayMs }, 'embedded runner exited; restarting it');
-      this.timer = setTimeout(() => this.start(), delayMs);
+      this.timer = setTimeout(() => void this.restart(), delayMs);
       this.timer.unref();
     });
     this.log.info({ pid: child.pid }, 'embedded runner started');
     return true;
+  }
+
+  private async restart(): Promise<void> {
+    try {
+      await this.start();
+    } catch (err) {
+      this.log.error({ err }, 'embedded runner could not be restarted');
+    }
   }
 
   /** SIGTERM (the runner drains), then SIGKILL after `graceMs`. */

@@ -1,5 +1,6 @@
 export { loadConfig, DEFAULT_CONFIG, ENV_KEYS, ConfigError, type Config } from './config.js';
-export { openDatabase, type Db } from './db/client.js';
+export { openDatabase, isPostgresUrl } from './db/client.js';
+export type { Database, Dialect } from './db/database.js';
 export { createContainer, type Container, type ContainerPorts } from './container.js';
 export { buildApp, type AppDeps } from './http/app.js';
 export { startGrpcServer, type GrpcServer } from './grpc/grpc.server.js';

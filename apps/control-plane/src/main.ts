@@ -5,15 +5,21 @@ import { ConfigError, loadConfig } from './config.js';
 import { createContainer } from './container.js';
 import { withDiscoveryToken } from './discovery-token.js';
 import { openDatabase } from './db/client.js';
+import { CopyRefused, copyToPostgres } from './db/migrate-to.js';
 import { buildApp } from './http/app.js';
 import { createLogger, resolveLogFormat } from './logger.js';
 import { EmbeddedRunner } from './embedded-runner.js';
 import { startGrpcServer } from './grpc/grpc.server.js';
 
 const USAGE = `Usage: carapace-control-plane [--config FILE]
+       carapace-control-plane migrate-to postgres://USER:PASSWORD@HOST/DB [--from FILE] [--config FILE]
 
 Starts the Carapace control plane. Configuration: the YAML file (--config or
-CARAPACE_CONFIG), overridden by CARAPACE_* environment variables; see the README.`;
+CARAPACE_CONFIG), overridden by CARAPACE_* environment variables; see the README.
+
+migrate-to copies this installation's SQLite database (<dataDir>/carapace.db, or --from)
+into a new, empty PostgreSQL database, all or nothing; stop the control plane first, then
+start it with database.url (CARAPACE_DATABASE_URL) set to that URL.`;
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -37,7 +43,14 @@ export interface MainOptions {
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   let args;
   try {
-    args = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' } },
+    });
+    const [command, ...rest] = args.positionals;
+    if (command !== undefined && (command !== 'migrate-to' || rest.length !== 1)) throw new Error(`unexpected arguments: ${args.positionals.join(' ')}`);
+    if (args.values.from !== undefined && command !== 'migrate-to') throw new Error('--from goes with migrate-to');
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
     return 2;
@@ -60,9 +73,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // Decided once, here: the embedded runner writes to the same standard output and follows it.
   const logFormat = resolveLogFormat(config.logFormat, process.stdout);
   const log = createLogger(config.logLevel, { format: logFormat });
+  if (args.positionals[0] === 'migrate-to') return migrateTo(args.values.from ?? join(config.dataDir, 'carapace.db'), args.positionals[1] ?? '');
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   config = withDiscoveryToken(config, log);
-  const db = openDatabase(join(config.dataDir, 'carapace.db'));
+  const db = await openDatabase(config.database.url ?? join(config.dataDir, 'carapace.db'), { poolSize: config.database.poolSize });
   const container = await createContainer(config, db, log);
   if (container.bootstrap.generatedPassword) {
     const file = join(config.dataDir, 'initial-admin-password');
@@ -78,9 +92,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
 
   // The runners' side first: the embedded runner loads its code while the HTTP API is built.
   const grpcServer = await startGrpcServer(config, container, log);
-  const stopBackground = container.startBackground();
+  const stopBackground = await container.startBackground();
   const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, config, { grpcPort: grpcServer.port, logFormat, env: process.env }, log.child({ component: 'embedded-runner' })) : null;
-  embedded?.start();
+  if (embedded) {
+    embedded.start().catch((err: unknown) => log.error({ err }, 'the embedded runner could not start'));
+  }
   const app = await buildApp({ services: container.services, logger: log });
   await app.listen({ host: config.http.host, port: config.http.port });
 
@@ -133,4 +149,27 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // keep a stopped control plane alive.
   setTimeout(() => process.exit(code), EXIT_LINGER_MS).unref();
   return code;
+}
+
+/** `migrate-to URL`: copies the SQLite database into PostgreSQL; 0 done, 1 refused or failed. */
+async function migrateTo(from: string, url: string): Promise<number> {
+  // The URL carries a password: only its host and database are ever printed.
+  let shown = 'the PostgreSQL database';
+  try {
+    const parsed = new URL(url);
+    shown = `${parsed.host}${parsed.pathname}`;
+  } catch {
+    // not a URL: copyToPostgres says so
+  }
+  process.stderr.write(`copying ${from} into ${shown}...\n`);
+  try {
+    const report = await copyToPostgres(from, url, (name, rows) => process.stderr.write(`  ${name}: ${rows} rows\n`));
+    const total = report.tables.reduce((n, t) => n + t.rows, 0);
+    process.stderr.write(`copied ${total} rows in ${report.tables.length} tables; now start the control plane with CARAPACE_DATABASE_URL set to the URL\n`);
+    return 0;
+  } catch (e) {
+    const message = e instanceof CopyRefused ? e.message : `the copy failed, nothing was committed: ${(e as Error).message}`;
+    process.stderr.write(`carapace-control-plane migrate-to: ${message.split(url).join(shown)}\n`);
+    return 1;
+  }
 }

@@ -22,10 +22,12 @@ export interface Mail {
 /** Sends e-mail in the background. */
 export interface Mailer {
   /**
-   * Queues a mail and never waits for its delivery. The control plane's mailer stores it in
-   * the database: called inside a transaction, the mail is committed or rolled back with it.
+   * Queues a mail and never waits for its delivery: resolves once the mail is queued. The
+   * control plane's mailer stores it in the database: called inside a transaction (awaited
+   * within its callback), the mail is committed or rolled back with it, and its delivery
+   * starts only after the commit.
    */
-  send(mail: Mail): void;
+  send(mail: Mail): Promise<void>;
   /** Waits (briefly) for the mail under way, then closes the transport. */
   close(): Promise<void>;
 }

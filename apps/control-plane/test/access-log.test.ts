@@ -18,7 +18,7 @@ describe('the access log', () => {
     dir = mkdtempSync(join(tmpdir(), 'carapace-access-log-'));
     const config = loadConfig({ env: { CARAPACE_DATA_DIR: dir, CARAPACE_ADMIN_PASSWORD: PASSWORD, CARAPACE_RUNNER: 'none' } });
     const logger = createLogger('info', { format: 'json', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
-    container = await createContainer(config, openDatabase(':memory:'), logger, { mailer: { send: () => undefined, close: async () => undefined } });
+    container = await createContainer(config, await openDatabase(':memory:'), logger, { mailer: { send: async () => undefined, close: async () => undefined } });
     app = await buildApp({ services: container.services, logger });
   });
   afterAll(async () => {
@@ -47,7 +47,7 @@ describe('the access log', () => {
 
     const self = await logged(() => app.inject({ method: 'GET', url: '/v1/user/self/?x=1', headers: { authorization: token } }));
     expect(self).toHaveLength(1);
-    const root = container.services.users.byLogin('root');
+    const root = await container.services.users.byLogin('root');
     expect(self[0]).toMatchObject({ msg: 'request completed', method: 'GET', url: '/v1/user/self/?x=1', statusCode: 200, userId: root?.id });
     expect(typeof self[0]?.reqId).toBe('string');
     expect(self[0]?.reqId).not.toBe(login[0]?.reqId);

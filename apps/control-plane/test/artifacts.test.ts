@@ -1,6 +1,7 @@
 // Files a run hands back (RunArtifact) over a real gRPC stream: stored once when they arrive,
 // given to the playbook's effects when the run completes (cinder_integration: the cluster's
 // files, GET /v1/cinder_integration/), forgotten when it ends otherwise, never in the log.
+import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_LIMITS, createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
 import { createLogger } from '../src/logger.js';
@@ -113,7 +114,7 @@ describe('files handed back by a run', () => {
   }
 
   const cinderFiles = () => h.request('GET', `/v1/cinder_integration/${clusterId}/?root=/etc/ceph`, { token: root });
-  const storedArtifacts = () => (h.db.$client.prepare('SELECT count(*) AS n FROM execution_artifacts').get() as { n: number }).n;
+  const storedArtifacts = async () => (await h.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_artifacts`))?.n;
 
   it('stores the files of a completed cinder_integration run as the cluster files, once, and keeps them out of the log', async () => {
     expect((await cinderFiles()).status).toBe(404);
@@ -130,7 +131,7 @@ describe('files handed back by a run', () => {
     // resent after a blip: stored once
     r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder') } });
     await until('artifacts acknowledged', () => r.ackOf(id) >= 4);
-    expect(storedArtifacts()).toBe(3);
+    expect(await storedArtifacts()).toBe(3);
     // not the cluster's before the run completed
     expect((await cinderFiles()).status).toBe(404);
     r.send({ result: { execution_id: id, seq: 5, outcome: 'completed', reason: '' } });
@@ -142,7 +143,7 @@ describe('files handed back by a run', () => {
       '/etc/ceph/ceph.client.glance.keyring': keyring('glance', KEY.replace('AQ', 'AR')),
       '/etc/ceph/ceph.conf': CONF,
     });
-    expect(storedArtifacts()).toBe(0);
+    expect(await storedArtifacts()).toBe(0);
     for (const path of [`/v1/execution/${id}/log/`, `/v1/execution/${id}/steps/`, `/v1/execution/${id}/`, `/v1/execution/${id}/version/`]) {
       expect((await h.request('GET', path, { token: root })).body).not.toContain(KEY);
     }
@@ -156,16 +157,16 @@ describe('files handed back by a run', () => {
       await until('assigned', () => r.assigned(id));
       r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: '[global]\n\tfsid = other\n' } });
       await until('acknowledged', () => r.ackOf(id) >= 1);
-      expect(storedArtifacts()).toBe(1);
+      expect(await storedArtifacts()).toBe(1);
       if (outcome === 'canceled') expect((await h.request('DELETE', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('canceling');
       r.send({ result: { execution_id: id, seq: 2, outcome, reason: 'boom' } });
       await until(outcome, async () => (await state(id)) === outcome);
       expect((await cinderFiles()).json).toEqual(before);
-      expect(storedArtifacts()).toBe(0);
+      expect(await storedArtifacts()).toBe(0);
       // a file coming after the end is dropped (and acknowledged)
       r.send({ artifact: { execution_id: id, seq: 3, name: 'late.conf', content: 'x' } });
       await until('late one acknowledged', () => r.ackOf(id) >= 3);
-      expect(storedArtifacts()).toBe(0);
+      expect(await storedArtifacts()).toBe(0);
       r.close();
     }
   });
@@ -187,9 +188,9 @@ describe('files handed back by a run', () => {
     for (let i = 1; i <= ARTIFACT_LIMITS.maxFiles; i++) r.send({ artifact: { execution_id: id, seq: i, name: `f${i}`, content: 'x' } });
     await until('all acknowledged', () => r.ackOf(id) >= ARTIFACT_LIMITS.maxFiles);
     await refused({ artifact: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, name: 'one-more', content: 'x' } }, /at most 32 files/);
-    expect(storedArtifacts()).toBe(ARTIFACT_LIMITS.maxFiles);
+    expect(await storedArtifacts()).toBe(ARTIFACT_LIMITS.maxFiles);
     r.send({ result: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, outcome: 'failed', reason: 'gave up' } });
     await until('failed', async () => (await state(id)) === 'failed');
-    expect(storedArtifacts()).toBe(0);
+    expect(await storedArtifacts()).toBe(0);
   });
 });

@@ -63,7 +63,7 @@ describe('the discovery token generated at first start', () => {
     const withToken = withDiscoveryToken(config, log);
     const token = withToken.discoveryTokens[0] ?? '';
     const logger = createLogger('silent');
-    const container = await createContainer(withToken, openDatabase(':memory:'), logger);
+    const container = await createContainer(withToken, await openDatabase(':memory:'), logger);
     const app = await buildApp({ services: container.services, logger });
     try {
       const register = (authorization: string) =>

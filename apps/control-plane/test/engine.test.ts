@@ -33,40 +33,40 @@ describe('execution engine: queue, locks and leases', () => {
     const a = await queue([s1.id, s2.id]);
     const b = await queue([s2.id, s3.id]);
     const c = await queue([s3.id]);
-    const first = engine().claim('r1', 10).map((x) => x.execution.id);
+    const first = (await engine().claim('r1', 10)).map((x) => x.execution.id);
     // b waits for s2; c shares s3 with the older b, so it waits behind it.
     expect(first).toEqual([a]);
     expect(await state(b)).toBe('created');
     expect(await state(c)).toBe('created');
-    expect(engine().claim('r1', 10)).toEqual([]);
-    engine().finish(a, 'completed', null);
-    expect(engine().claim('r2', 10).map((x) => x.execution.id)).toEqual([b]);
-    engine().finish(b, 'failed', 'boom');
-    expect(engine().claim('r2', 10).map((x) => x.execution.id)).toEqual([c]);
-    engine().finish(c, 'completed', null);
+    expect(await engine().claim('r1', 10)).toEqual([]);
+    await engine().finish(a, 'completed', null);
+    expect((await engine().claim('r2', 10)).map((x) => x.execution.id)).toEqual([b]);
+    await engine().finish(b, 'failed', 'boom');
+    expect((await engine().claim('r2', 10)).map((x) => x.execution.id)).toEqual([c]);
+    await engine().finish(c, 'completed', null);
   });
 
   it('hands out no more than the free slots, oldest first', async () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push(await queue([(await addServer(h)).id]));
-    expect(engine().claim('r3', 0)).toEqual([]);
-    const got = engine().claim('r3', 2).map((x) => x.execution.id);
+    expect(await engine().claim('r3', 0)).toEqual([]);
+    const got = (await engine().claim('r3', 2)).map((x) => x.execution.id);
     expect(got).toEqual(ids.slice(0, 2));
-    const assignment = engine().claim('r3', 5)[0];
+    const assignment = (await engine().claim('r3', 5))[0];
     expect(assignment?.execution.id).toBe(ids[2]);
     expect(assignment?.playbookId).toBe('hello_world');
     expect(Object.values(assignment?.serverIds ?? {})).toHaveLength(1);
-    for (const id of ids) engine().finish(id, 'completed', null);
+    for (const id of ids) await engine().finish(id, 'completed', null);
   });
 
   it('records a run its runner stopped on its own (drain out of grace) as failed, and a canceled one as canceled', async () => {
     const [own, asked] = [await queue([(await addServer(h)).id]), await queue([(await addServer(h)).id])];
-    expect(engine().claim('r-drain', 2).map((x) => x.execution.id)).toEqual([own, asked]);
-    const stopped = engine().finish(own, 'canceled', 'the runner is shutting down');
+    expect((await engine().claim('r-drain', 2)).map((x) => x.execution.id)).toEqual([own, asked]);
+    const stopped = await engine().finish(own, 'canceled', 'the runner is shutting down');
     expect(stopped?.data.state).toBe('failed');
     expect(stopped?.data.reason).toBe('runner r-drain stopped the run: the runner is shutting down');
-    expect(engine().requestCancel(asked, 'user')?.data.state).toBe('canceling');
-    const canceled = engine().finish(asked, 'canceled', 'canceled by a user');
+    expect((await engine().requestCancel(asked, 'user'))?.data.state).toBe('canceling');
+    const canceled = await engine().finish(asked, 'canceled', 'canceled by a user');
     expect(canceled?.data.state).toBe('canceled');
     expect(canceled?.data.reason).toBe('canceled by a user');
   });
@@ -75,36 +75,36 @@ describe('execution engine: queue, locks and leases', () => {
     const s = await addServer(h);
     const lost = await queue([s.id]);
     const next = await queue([s.id]);
-    expect(engine().claim('vanishing', 5).map((x) => x.execution.id)).toEqual([lost]);
+    expect((await engine().claim('vanishing', 5)).map((x) => x.execution.id)).toEqual([lost]);
     h.clock.advance(20);
-    engine().heartbeat('vanishing');
+    await engine().heartbeat('vanishing');
     h.clock.advance(20);
-    expect(engine().sweep()).toEqual([]);
+    expect(await engine().sweep()).toEqual([]);
     expect(await state(lost)).toBe('started');
     const del = await h.request('DELETE', `/v1/server/${s.id}/`, { token: root });
     expect(del.json.error).toBe('CannotDeleteServer');
     h.clock.advance(31);
-    expect(engine().sweep()).toEqual([lost]);
+    expect(await engine().sweep()).toEqual([lost]);
     const failed = (await h.request('GET', `/v1/execution/${lost}/`, { token: root })).json.data;
     expect(failed.state).toBe('failed');
     expect(failed.reason).toContain('vanishing');
-    expect(engine().claim('healthy', 5).map((x) => x.execution.id)).toEqual([next]);
-    engine().finish(next, 'completed', null);
-    expect(engine().finish(lost, 'completed', null)).toBeNull();
+    expect((await engine().claim('healthy', 5)).map((x) => x.execution.id)).toEqual([next]);
+    await engine().finish(next, 'completed', null);
+    expect(await engine().finish(lost, 'completed', null)).toBeNull();
   });
 
   it('gives every lease a full timeout again at start, so a control-plane outage fails no run', async () => {
     const s = await addServer(h);
     const running = await queue([s.id]);
-    expect(engine().claim('patient', 5).map((x) => x.execution.id)).toEqual([running]);
+    expect((await engine().claim('patient', 5)).map((x) => x.execution.id)).toEqual([running]);
     // The control plane was down for longer than the lease: nobody could renew it.
     h.clock.advance(45);
-    expect(engine().extendLeasesAtStart()).toBe(1);
-    expect(engine().sweep()).toEqual([]);
+    expect(await engine().extendLeasesAtStart()).toBe(1);
+    expect(await engine().sweep()).toEqual([]);
     expect(await state(running)).toBe('started');
     // A runner that does not come back still loses its leases.
     h.clock.advance(31);
-    expect(engine().sweep()).toEqual([running]);
+    expect(await engine().sweep()).toEqual([running]);
     expect(await state(running)).toBe('failed');
   });
 
@@ -126,7 +126,7 @@ describe('execution engine: queue, locks and leases', () => {
     const finished = new Set<string>();
     const order: string[] = [];
     for (let round = 0; round < 400 && finished.size < queued.length; round++) {
-      for (const a of engine().claim(`r${round % 3}`, 1 + Math.floor(random() * 3))) {
+      for (const a of await engine().claim(`r${round % 3}`, 1 + Math.floor(random() * 3))) {
         const servers = queued.find((q) => q.id === a.execution.id)?.servers ?? [];
         for (const other of running.values()) expect(other.some((s) => servers.includes(s))).toBe(false);
         running.set(a.execution.id, servers);
@@ -134,7 +134,7 @@ describe('execution engine: queue, locks and leases', () => {
       }
       for (const id of [...running.keys()]) {
         if (random() < 0.5) {
-          engine().finish(id, random() < 0.8 ? 'completed' : 'failed', null);
+          await engine().finish(id, random() < 0.8 ? 'completed' : 'failed', null);
           running.delete(id);
           finished.add(id);
         }
@@ -168,7 +168,7 @@ describe('steps and logs', () => {
       body: { name: 'l', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id] },
     });
     executionId = (await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } })).json.id;
-    h.container.services.engine.claim('r', 1);
+    await h.container.services.engine.claim('r', 1);
   });
   afterAll(() => h.stop());
 
@@ -180,12 +180,12 @@ describe('steps and logs', () => {
     for (let offset = 0; offset < TEXT.length; offset += 97) chunks.push({ offset, text: TEXT.slice(offset, offset + 97) });
     const shuffled = [...chunks].reverse();
     const missing = shuffled.splice(3, 1)[0];
-    for (const c of shuffled) engine.appendLog(executionId, c.offset, c.text);
-    for (const c of shuffled.slice(0, 5)) expect(engine.appendLog(executionId, c.offset, c.text)).toBe(false);
+    for (const c of shuffled) await engine.appendLog(executionId, c.offset, c.text);
+    for (const c of shuffled.slice(0, 5)) expect(await engine.appendLog(executionId, c.offset, c.text)).toBe(false);
     const partial = await h.request('GET', `/v1/execution/${executionId}/log/`, { token: root, headers: { accept: 'application/json' } });
     expect(TEXT.startsWith(partial.json.data)).toBe(true);
     expect(partial.json.data.length).toBeLessThan(TEXT.length);
-    if (missing) engine.appendLog(executionId, missing.offset, missing.text);
+    if (missing) await engine.appendLog(executionId, missing.offset, missing.text);
     const whole = await h.request('GET', `/v1/execution/${executionId}/log/`, { token: root, headers: { 'content-type': 'application/json' } });
     expect(whole.headers['content-type']).toBe('application/json');
     expect(whole.json).toEqual({ data: TEXT });
@@ -208,8 +208,8 @@ describe('steps and logs', () => {
       timeStarted: 100 + n,
       timeFinished: 110 + (5 - n),
     });
-    for (const n of [0, 1, 2, 3, 4]) expect(engine.recordStep(executionId, n, step(n))).toBe(true);
-    expect(engine.recordStep(executionId, 2, step(2))).toBe(false);
+    for (const n of [0, 1, 2, 3, 4]) expect(await engine.recordStep(executionId, n, step(n))).toBe(true);
+    expect(await engine.recordStep(executionId, 2, step(2))).toBe(false);
     const steps = await h.request('GET', `/v1/execution/${executionId}/steps/`, { token: root });
     expect(steps.status, steps.body).toBe(200);
     expect(steps.json.total).toBe(5);
@@ -224,7 +224,7 @@ describe('steps and logs', () => {
     const engine = h.container.services.engine;
     const big = 'x'.repeat(8 * 1024);
     for (let n = 10; n < 610; n++) {
-      engine.recordStep(executionId, n, { role: 'r', name: `bulk ${n}`, result: 'error', error: { msg: big }, host: serverId, timeStarted: 1000 + n, timeFinished: 2000 + n });
+      await engine.recordStep(executionId, n, { role: 'r', name: `bulk ${n}`, result: 'error', error: { msg: big }, host: serverId, timeStarted: 1000 + n, timeFinished: 2000 + n });
     }
     const filter = encodeURIComponent('{"name":{"regexp":"^bulk"}}');
     const all = await h.request('GET', `/v1/execution/${executionId}/steps/?all=yes&filter=${filter}`, { token: root });
@@ -259,9 +259,9 @@ describe('steps and logs', () => {
     };
     await readUntil('step 49');
     expect(received).toBe(TEXT);
-    engine.appendLog(executionId, TEXT.length, 'PLAY RECAP *****\n');
+    await engine.appendLog(executionId, TEXT.length, 'PLAY RECAP *****\n');
     await readUntil('PLAY RECAP');
-    engine.finish(executionId, 'completed', null);
+    await engine.finish(executionId, 'completed', null);
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -273,15 +273,15 @@ describe('steps and logs', () => {
   it('maps a step host, the server IP or id, to the server, also once the run is over; the run belongs to its runner', async () => {
     const engine = h.container.services.engine;
     const step = { role: 'r', result: 'ok', error: {}, timeStarted: 1, timeFinished: 1 };
-    engine.recordStep(executionId, 700, { ...step, name: 'by ip', host: serverIp });
-    engine.recordStep(executionId, 701, { ...step, name: 'by id', host: serverId });
-    engine.recordStep(executionId, 702, { ...step, name: 'elsewhere', host: '192.0.2.1' });
+    await engine.recordStep(executionId, 700, { ...step, name: 'by ip', host: serverIp });
+    await engine.recordStep(executionId, 701, { ...step, name: 'by id', host: serverId });
+    await engine.recordStep(executionId, 702, { ...step, name: 'elsewhere', host: '192.0.2.1' });
     const filter = encodeURIComponent('{"name":{"in":["by ip","by id","elsewhere"]}}');
     const steps = await h.request('GET', `/v1/execution/${executionId}/steps/?filter=${filter}`, { token: root });
     const byName = Object.fromEntries(steps.json.items.map((x: { data: { name: string; server_id: string | null } }) => [x.data.name, x.data.server_id]));
     expect(byName).toEqual({ 'by ip': serverId, 'by id': serverId, elsewhere: null });
-    expect(engine.holds('r', executionId)).toBe(true);
-    expect(engine.holds('someone-else', executionId)).toBe(false);
+    expect(await engine.holds('r', executionId)).toBe(true);
+    expect(await engine.holds('someone-else', executionId)).toBe(false);
   });
 
   it('answers 404 for the steps and log of an unknown execution', async () => {

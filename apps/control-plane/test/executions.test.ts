@@ -92,8 +92,8 @@ describe('playbook configurations and executions', () => {
     for (const body of [{}, { playbook_configuration: { id: config.id, version: 9 } }, { playbook_configuration_id: config.id }]) {
       expect((await h.request('POST', '/v1/execution/', { token: root, body })).status).toBe(400);
     }
-    h.container.services.engine.claim('runner-a', 10);
-    h.container.services.engine.finish(a.json.id, 'completed', null);
+    await h.container.services.engine.claim('runner-a', 10);
+    await h.container.services.engine.finish(a.json.id, 'completed', null);
     const done = await h.request('DELETE', `/v1/execution/${a.json.id}/`, { token: root });
     expect(done.status).toBe(409);
     expect(done.json.error).toBe('CannotCancelFinishedExecution');
@@ -129,15 +129,15 @@ describe('playbook configurations and executions', () => {
     const created = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.id, version: 1 } } });
     const told: string[] = [];
     const off = h.container.services.engine.cancelRequested.on((c) => told.push(`${c.runnerId}:${c.executionId}`));
-    const claimed = h.container.services.engine.claim('runner-c', 100).map((a) => a.execution.id);
+    const claimed = (await h.container.services.engine.claim('runner-c', 100)).map((a) => a.execution.id);
     expect(claimed).toContain(created.json.id);
     const canceling = await h.request('DELETE', `/v1/execution/${created.json.id}/`, { token: root });
     expect(canceling.json.data.state).toBe('canceling');
     expect(told).toContain(`runner-c:${created.json.id}`);
-    h.container.services.engine.finish(created.json.id, 'canceled', 'stopped by SIGINT');
+    await h.container.services.engine.finish(created.json.id, 'canceled', 'stopped by SIGINT');
     const final = await h.request('GET', `/v1/execution/${created.json.id}/`, { token: root });
     expect(final.json.data).toMatchObject({ state: 'canceled', reason: 'stopped by SIGINT' });
-    expect(h.container.services.engine.claim('runner-c', 100)).toEqual([]);
+    expect(await h.container.services.engine.claim('runner-c', 100)).toEqual([]);
     off();
   });
 });

@@ -34,33 +34,33 @@ describe('fact gathering requests', () => {
       body: { id, host: '10.20.0.5', username: 'ansible' },
     });
     expect(res.json.data).toMatchObject({ state: 'gathering_facts', facts: {} });
-    expect(facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }])).toEqual([]);
-    const [request] = facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }, { name: 'near', labels: { networks: '10.20.0.0/16' } }]);
+    expect(await facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }])).toEqual([]);
+    const [request] = await facts.take([{ name: 'elsewhere', labels: { networks: '192.168.0.0/16' } }, { name: 'near', labels: { networks: '10.20.0.0/16' } }]);
     expect(request).toMatchObject({ runner: 'near', request: { serverId: id, address: '10.20.0.5', username: 'ansible', expectedHostKey: null } });
     // In flight: not handed out twice.
-    expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
-    facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error: '10.20.0.5: connection refused' });
-    const failed = h.container.services.servers.get(id);
+    expect(await facts.take([{ name: 'near', labels: {} }])).toEqual([]);
+    await facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error: '10.20.0.5: connection refused' });
+    const failed = await h.container.services.servers.get(id);
     expect(failed.data).toMatchObject({ state: 'unreachable', facts_error: '10.20.0.5: connection refused' });
-    expect(facts.take([{ name: 'near', labels: {} }])).toEqual([]);
+    expect(await facts.take([{ name: 'near', labels: {} }])).toEqual([]);
     h.clock.advance(10);
-    const [again] = facts.take([{ name: 'near', labels: {} }]);
+    const [again] = await facts.take([{ name: 'near', labels: {} }]);
     expect(again?.request.serverId).toBe(id);
     // Invalid facts are a failure too, with the schema's reason (decoded where they arrive).
-    facts.complete('near', decodeFactsResult('near', { request_id: again?.request.requestId ?? '', server_id: id, facts_json: '{"hostname": 5}', host_key: '', error: '' }));
-    expect(h.container.services.servers.get(id).data.facts_error).toMatch(/invalid facts/);
+    await facts.complete('near', decodeFactsResult('near', { request_id: again?.request.requestId ?? '', server_id: id, facts_json: '{"hostname": 5}', host_key: '', error: '' }));
+    expect((await h.container.services.servers.get(id)).data.facts_error).toMatch(/invalid facts/);
     h.clock.advance(30);
-    const [third] = facts.take([{ name: 'near', labels: {} }]);
+    const [third] = await facts.take([{ name: 'near', labels: {} }]);
     // A stale answer (an older request) is ignored.
-    facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAold' });
-    expect(h.container.services.servers.get(id).data.state).toBe('unreachable');
-    facts.complete('near', { requestId: third?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAnew' });
-    const done = h.container.services.servers.get(id);
+    await facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAold' });
+    expect((await h.container.services.servers.get(id)).data.state).toBe('unreachable');
+    await facts.complete('near', { requestId: third?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAnew' });
+    const done = await h.container.services.servers.get(id);
     expect(done.data).toMatchObject({ state: 'operational', name: 'n1', ssh_host_key: 'ssh-ed25519 AAAAnew', facts_error: null });
     expect(facts.size).toBe(0);
     // A repeated registration asks again, with the recorded host key to enforce.
     await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.5', username: 'ansible' } });
-    const [fourth] = facts.take([{ name: 'near', labels: {} }]);
+    const [fourth] = await facts.take([{ name: 'near', labels: {} }]);
     expect(fourth?.request.expectedHostKey).toBe('ssh-ed25519 AAAAnew');
   });
 
@@ -72,11 +72,11 @@ describe('fact gathering requests', () => {
       body: { id, host: '10.20.0.6', username: 'ansible' },
     });
     expect(register.json.version).toBe(1);
-    const fail = (error: string) => {
+    const fail = async (error: string) => {
       h.clock.advance(400); // past the longest backoff (5 min + 20 %)
-      const request = facts.take([{ name: 'near', labels: {} }]).find((r) => r.request.serverId === id);
+      const request = (await facts.take([{ name: 'near', labels: {} }])).find((r) => r.request.serverId === id);
       expect(request).toBeDefined();
-      facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error });
+      await facts.complete('near', { requestId: request?.request.requestId ?? '', serverId: id, ok: false, error });
     };
     const versions = async () => {
       const res = await h.request('GET', `/v1/server/${id}/version/?all=1`, { token: await h.rootToken() });
@@ -84,22 +84,22 @@ describe('fact gathering requests', () => {
         .map((v) => ({ version: v.version, state: v.data.state, facts_error: v.data.facts_error }))
         .sort((a, b) => a.version - b.version);
     };
-    for (let i = 0; i < 6; i++) fail('10.20.0.6: connection timed out');
+    for (let i = 0; i < 6; i++) await fail('10.20.0.6: connection timed out');
     expect(await versions()).toEqual([
       { version: 1, state: 'gathering_facts', facts_error: null },
       { version: 2, state: 'unreachable', facts_error: '10.20.0.6: connection timed out' },
     ]);
     // Another failure mode is a change an operator wants to see (and when it came): one version, once.
-    for (let i = 0; i < 3; i++) fail('10.20.0.6: connection refused');
+    for (let i = 0; i < 3; i++) await fail('10.20.0.6: connection refused');
     expect((await versions()).map((v) => [v.version, v.state, v.facts_error])).toEqual([
       [1, 'gathering_facts', null],
       [2, 'unreachable', '10.20.0.6: connection timed out'],
       [3, 'unreachable', '10.20.0.6: connection refused'],
     ]);
-    expect(h.container.services.servers.get(id).data.facts_error).toBe('10.20.0.6: connection refused');
+    expect((await h.container.services.servers.get(id)).data.facts_error).toBe('10.20.0.6: connection refused');
     h.clock.advance(400);
-    const last = facts.take([{ name: 'near', labels: {} }]).find((r) => r.request.serverId === id);
-    facts.complete('near', { requestId: last?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n2', '10.20.0.6'), hostKey: 'ssh-ed25519 AAAAn2' });
+    const last = (await facts.take([{ name: 'near', labels: {} }])).find((r) => r.request.serverId === id);
+    await facts.complete('near', { requestId: last?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n2', '10.20.0.6'), hostKey: 'ssh-ed25519 AAAAn2' });
     expect((await versions()).map((v) => [v.version, v.state])).toEqual([
       [1, 'gathering_facts'],
       [2, 'unreachable'],
@@ -117,6 +117,6 @@ describe('fact gathering requests', () => {
       [4, 'operational'],
       [5, 'gathering_facts'],
     ]);
-    expect(facts.take([{ name: 'near', labels: {} }]).map((r) => r.request.serverId)).toContain(id);
+    expect((await facts.take([{ name: 'near', labels: {} }])).map((r) => r.request.serverId)).toContain(id);
   });
 });

@@ -96,14 +96,14 @@ describe('clusters and servers', () => {
   it('refuses to delete a server in a cluster or a cluster with servers', async () => {
     const server = await addServer(h);
     const cluster = await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'guarded' } });
-    h.container.services.servers.setCluster(server.id, cluster.json.id, 1);
+    await h.container.services.servers.setCluster(server.id, cluster.json.id, 1);
     const delServer = await h.request('DELETE', `/v1/server/${server.id}/`, { token: root });
     expect(delServer.status).toBe(409);
     expect(delServer.json.error).toBe('CannotDeleteServer');
     const delCluster = await h.request('DELETE', `/v1/cluster/${cluster.json.id}/`, { token: root });
     expect(delCluster.status).toBe(409);
     expect(delCluster.json.error).toBe('CannotDeleteClusterWithServers');
-    h.container.services.servers.setCluster(server.id, null, 2);
+    await h.container.services.servers.setCluster(server.id, null, 2);
     expect((await h.request('DELETE', `/v1/server/${server.id}/`, { token: root })).status).toBe(200);
     expect((await h.request('DELETE', `/v1/cluster/${cluster.json.id}/`, { token: root })).status).toBe(200);
   });
@@ -131,8 +131,8 @@ describe('clusters and servers', () => {
     const none = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });
     expect(none.status).toBe(404);
     const files = new ClusterFileRepository(h.db);
-    files.put(id, 'ceph.conf', '[global]\nfsid = x\n', 1);
-    files.put(id, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = y\n', 1);
+    await files.put(id, 'ceph.conf', '[global]\nfsid = x\n', 1);
+    await files.put(id, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = y\n', 1);
     const byDefault = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });
     expect(byDefault.json).toEqual({ '/etc/ceph/ceph.conf': '[global]\nfsid = x\n', '/etc/ceph/ceph.client.cinder.keyring': '[client.cinder]\nkey = y\n' });
     const rooted = await h.request('GET', `/v1/cinder_integration/${id}/?root=/srv/ceph/`, { token: root });

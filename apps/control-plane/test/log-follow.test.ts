@@ -65,12 +65,12 @@ describe('GET /v1/execution/{id}/log/?follow=yes on a queued execution', () => {
     expect((await h.request('GET', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('created');
 
     const engine = h.container.services.engine;
-    expect(engine.claim('r', 1).map((a) => a.execution.id)).toEqual([id]);
-    engine.appendLog(id, 0, 'PLAY [hello] ****\n');
+    expect((await engine.claim('r', 1)).map((a) => a.execution.id)).toEqual([id]);
+    await engine.appendLog(id, 0, 'PLAY [hello] ****\n');
     await followed.read((text) => text.includes('PLAY [hello]'));
-    engine.appendLog(id, 'PLAY [hello] ****\n'.length, 'PLAY RECAP ****\n');
+    await engine.appendLog(id, 'PLAY [hello] ****\n'.length, 'PLAY RECAP ****\n');
     await followed.read((text) => text.includes('RECAP'));
-    engine.finish(id, 'completed', null);
+    await engine.finish(id, 'completed', null);
     expect(await followed.read(() => false)).toBe(true);
     expect(followed.text()).toBe('PLAY [hello] ****\nPLAY RECAP ****\n');
   });
@@ -120,7 +120,7 @@ describe('ExecutionService.follow', () => {
     });
     const execution = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: 1 } } });
     const id = execution.json.id as string;
-    expect(h.container.services.engine.claim('r', 1).map((a) => a.execution.id)).toEqual([id]);
+    expect((await h.container.services.engine.claim('r', 1)).map((a) => a.execution.id)).toEqual([id]);
     return id;
   }
 
@@ -128,8 +128,8 @@ describe('ExecutionService.follow', () => {
     const id = await running();
     const engine = h.container.services.engine;
     const chunk = (i: number) => `${String(i).padStart(4, '0')}\n`;
-    for (let i = 0; i < 100; i++) engine.appendLog(id, i * 5, chunk(i));
-    engine.finish(id, 'completed', null);
+    for (let i = 0; i < 100; i++) await engine.appendLog(id, i * 5, chunk(i));
+    await engine.finish(id, 'completed', null);
     const pieces: string[] = [];
     for await (const piece of h.container.services.executions.follow(id, new AbortController().signal)) pieces.push(piece);
     expect(pieces.map((p) => p.length / 5)).toEqual([64, 36]);
@@ -142,7 +142,7 @@ describe('ExecutionService.follow', () => {
     const stop = new AbortController();
     const follower = h.container.services.executions.follow(id, stop.signal);
     const first = follower.next();
-    engine.appendLog(id, 0, 'one\n');
+    await engine.appendLog(id, 0, 'one\n');
     expect(await first).toEqual({ value: 'one\n', done: false });
     const second = follower.next();
     let settled = false;
@@ -151,7 +151,7 @@ describe('ExecutionService.follow', () => {
     expect(settled).toBe(false);
     stop.abort();
     expect(await second).toEqual({ value: undefined, done: true });
-    engine.finish(id, 'completed', null);
+    await engine.finish(id, 'completed', null);
   });
 
   it('answers 404 for an unknown execution', async () => {

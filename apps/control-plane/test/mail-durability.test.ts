@@ -2,9 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
-import { keptLogger, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
+import { buildApp, createContainer, loadConfig, openDatabase, type Container, type Database } from '../src/index.js';
+import { keptLogger, ROOT_PASSWORD } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
 
 const FAST_RETRY = { initialMs: 100, maxMs: 400, giveUpMs: 60_000 };
@@ -14,7 +15,7 @@ class Plane {
   readonly log: string[] = [];
   app!: FastifyInstance;
   container!: Container;
-  db!: Db;
+  db!: Database;
   private stopBackground: (() => void) | null = null;
 
   static async open(dir: string, smtpPort: number | null, options: { background?: boolean } = {}): Promise<Plane> {
@@ -27,10 +28,10 @@ class Plane {
       },
     });
     const logger = keptLogger(p.log);
-    p.db = openDatabase(join(dir, 'carapace.db'));
+    p.db = await openDatabase(join(dir, 'carapace.db'));
     p.container = await createContainer(config, p.db, logger, { mailRetry: FAST_RETRY });
     p.app = await buildApp({ services: p.container.services, logger });
-    if (options.background) p.stopBackground = p.container.startBackground();
+    if (options.background) p.stopBackground = await p.container.startBackground();
     return p;
   }
 
@@ -53,14 +54,25 @@ class Plane {
     return (await this.request('POST', '/v1/user/', { login, email: `${login}@example.com` }, root)).status;
   }
 
-  outbox(): { n: number; attempts: number } {
-    return this.db.$client.prepare<[], { n: number; attempts: number }>('SELECT count(*) AS n, coalesce(max(attempts), 0) AS attempts FROM mail_outbox').get()!;
+  async outbox(): Promise<{ n: number; attempts: number }> {
+    const row = await this.db.get<{ n: number; attempts: number }>(sql`SELECT count(*) AS n, coalesce(max(attempts), 0) AS attempts FROM mail_outbox`);
+    if (!row) throw new Error('no outbox count');
+    return row;
   }
 
   async close(): Promise<void> {
     this.stopBackground?.();
     await this.app.close();
     await this.container.close();
+  }
+}
+
+/** Waits until `check` holds, looking every 25 ms (the harness's `until`, for checks that read the database). */
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -108,14 +120,14 @@ describe('durable mail (issue 13, defect 10)', () => {
 
     expect(await plane.createUser('ursula')).toBe(200);
     await until('two refused attempts', () => sink.refused >= 2);
-    expect(plane.outbox().n).toBe(1);
-    expect(plane.outbox().attempts).toBeGreaterThanOrEqual(2);
+    expect((await plane.outbox()).n).toBe(1);
+    expect((await plane.outbox()).attempts).toBeGreaterThanOrEqual(2);
     expect(sink.mails).toEqual([]);
 
     sink.refuseWith = null;
     const password = await sink.passwordOf('ursula@example.com');
     expect(await plane.login('ursula', password)).toBe(200);
-    await until('the outbox to empty', () => plane.outbox().n === 0);
+    await until('the outbox to empty', async () => (await plane.outbox()).n === 0);
     // the password never reaches the log, neither while retrying nor once sent
     const log = plane.log.join('');
     expect(log).toContain('mail not delivered; will try again');
@@ -128,7 +140,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     const port = await deadPort();
     const first = await Plane.open(dir, port);
     expect(await first.createUser('victor')).toBe(200);
-    await until('an attempt on the dead server', () => first.outbox().attempts >= 1);
+    await until('an attempt on the dead server', async () => (await first.outbox()).attempts >= 1);
     // the process goes away with the mail undelivered (nothing else keeps it)
     await first.close();
 
@@ -139,7 +151,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     cleanup.push(() => second.close());
     const password = await sink.passwordOf('victor@example.com');
     expect(await second.login('victor', password)).toBe(200);
-    await until('the outbox to empty', () => second.outbox().n === 0);
+    await until('the outbox to empty', async () => (await second.outbox()).n === 0);
     expect(sink.mails.filter((m) => m.to.includes('victor@'))).toHaveLength(1);
   });
 
@@ -151,7 +163,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     const root = (await plane.request('POST', '/v1/auth/', { username: 'root', password: ROOT_PASSWORD })).json.id as string;
     const dup = await plane.request('POST', '/v1/user/', { login: 'wendy', email: 'other@example.com' }, root);
     expect(dup.status).toBe(409);
-    expect(plane.outbox().n).toBe(1);
+    expect((await plane.outbox()).n).toBe(1);
   });
 
   it('spools a mail the server refuses for good, and every mail when no SMTP server is configured', async () => {
@@ -160,7 +172,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     const plane = await Plane.open(dir, port);
     expect(await plane.createUser('xavier')).toBe(200);
     await until('the spool file', () => spooled(dir).length === 1);
-    await until('the outbox to empty', () => plane.outbox().n === 0);
+    await until('the outbox to empty', async () => (await plane.outbox()).n === 0);
     expect(sink.refused).toBe(1);
     await plane.close();
 
@@ -168,7 +180,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     cleanup.push(() => offline.close());
     expect(await offline.createUser('yvonne')).toBe(200);
     await until('a second spool file', () => spooled(dir).length === 2);
-    await until('the outbox to empty', () => offline.outbox().n === 0);
+    await until('the outbox to empty', async () => (await offline.outbox()).n === 0);
     const files = spooled(dir);
     const texts = files.map((f) => readFileSync(f, 'utf8'));
     expect(texts.some((t) => t.includes('xavier@example.com'))).toBe(true);

@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { buildApp, ConfigError, createContainer, loadConfig, openDatabase, type Container, type Db } from '../src/index.js';
+import { buildApp, ConfigError, createContainer, loadConfig, openDatabase, type Container, type Database } from '../src/index.js';
 import { makeFacts } from '@carapace/test-support/facts';
-import { keptLogger, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
+import { keptLogger, ROOT_PASSWORD } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
 
 const SECRET = 'webhook-secret-for-tests-0123456789';
@@ -71,12 +72,21 @@ function verifies(request: { headers: IncomingHttpHeaders; body: string }, secre
   return expected.length === Buffer.byteLength(signature) && timingSafeEqual(expected, Buffer.from(signature));
 }
 
+/** Waits until `check` holds, looking every 25 ms (the harness's `until`, for checks that read the database). */
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A control plane on a database file in `dir`, configured by a YAML file, its log lines kept. */
 class Plane {
   readonly log: string[] = [];
   app!: FastifyInstance;
   container!: Container;
-  db!: Db;
+  db!: Database;
   private root = '';
   private stopBackground: (() => void) | null = null;
 
@@ -95,10 +105,10 @@ class Plane {
       },
     });
     const logger = keptLogger(p.log);
-    p.db = openDatabase(join(dir, 'carapace.db'));
+    p.db = await openDatabase(join(dir, 'carapace.db'));
     p.container = await createContainer(config, p.db, logger, { webhookRetry: FAST_RETRY, mailRetry: { initialMs: 50, maxMs: 200, giveUpMs: 60_000 } });
     p.app = await buildApp({ services: p.container.services, logger });
-    p.stopBackground = p.container.startBackground();
+    p.stopBackground = await p.container.startBackground();
     return p;
   }
 
@@ -127,7 +137,7 @@ class Plane {
     const serverId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
     const ip = `10.9.0.${n}`;
     await this.request('POST', '/v1/server/', { id: serverId, host: ip, username: 'ansible' }, DISCOVERY);
-    this.container.services.servers.recordFacts(serverId, makeFacts(`node${n}`, ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake');
+    await this.container.services.servers.recordFacts(serverId, makeFacts(`node${n}`, ip), 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFake');
     return { clusterId, serverId, ip };
   }
 
@@ -138,20 +148,20 @@ class Plane {
   }
 
   /** Runs a queued execution as a runner would: a step that fails on the server, a log line, the end. */
-  fail(executionId: string, serverId: string): void {
-    expect(this.engine.claim('runner-a', 10).map((a) => a.execution.id)).toContain(executionId);
+  async fail(executionId: string, serverId: string): Promise<void> {
+    expect((await this.engine.claim('runner-a', 10)).map((a) => a.execution.id)).toContain(executionId);
     const now = Math.floor(Date.now() / 1000);
     const step = { role: 'hello', host: serverId, timeStarted: now, timeFinished: now };
-    this.engine.recordStep(executionId, 0, { ...step, name: 'Gathering Facts', result: 'ok', error: {} });
-    this.engine.recordStep(executionId, 1, { ...step, name: 'install the greeter', result: 'error', error: { msg: 'No package matching greeter is available', rc: 1 } });
-    this.engine.appendLog(executionId, 0, 'PLAY [hello] ***\nfatal: [10.9.0.1]: FAILED!\n');
-    expect(this.engine.finish(executionId, 'failed', 'ansible-playbook exited with 2: a host failed')).not.toBeNull();
+    await this.engine.recordStep(executionId, 0, { ...step, name: 'Gathering Facts', result: 'ok', error: {} });
+    await this.engine.recordStep(executionId, 1, { ...step, name: 'install the greeter', result: 'error', error: { msg: 'No package matching greeter is available', rc: 1 } });
+    await this.engine.appendLog(executionId, 0, 'PLAY [hello] ***\nfatal: [10.9.0.1]: FAILED!\n');
+    expect(await this.engine.finish(executionId, 'failed', 'ansible-playbook exited with 2: a host failed')).not.toBeNull();
   }
 
   /** Runs a queued execution to completion. */
-  complete(executionId: string): void {
-    expect(this.engine.claim('runner-a', 10).map((a) => a.execution.id)).toContain(executionId);
-    expect(this.engine.finish(executionId, 'completed', null)).not.toBeNull();
+  async complete(executionId: string): Promise<void> {
+    expect((await this.engine.claim('runner-a', 10)).map((a) => a.execution.id)).toContain(executionId);
+    expect(await this.engine.finish(executionId, 'completed', null)).not.toBeNull();
   }
 
   deliveries(executionId: string) {
@@ -203,7 +213,7 @@ describe('notifications of an execution end', () => {
     plane = plane!;
     const { clusterId, serverId, ip } = await plane.clusterWithServer('storage', 1);
     const id = await plane.queue(clusterId, serverId);
-    plane.fail(id, serverId);
+    await plane.fail(id, serverId);
 
     await receiver.waitFor(1);
     const [request] = receiver.requests;
@@ -236,9 +246,9 @@ describe('notifications of an execution end', () => {
     expect(ops.text).toContain('No package matching greeter is available');
     expect(ops.text).toContain(`https://carapace.example.com/v1/execution/${id}/log/`);
     await mail.waitFor('storage-team@example.com', 'execution failed');
-    const record = plane.deliveries(id);
+    const record = await plane.deliveries(id);
     expect(record).toHaveLength(1);
-    await until('the delivery recorded', () => plane!.deliveries(id)[0]?.state === 'delivered');
+    await until('the delivery recorded', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     // One mail per address (ops is a global and a cluster target), one webhook.
     await new Promise((r) => setTimeout(r, 300));
     expect(mail.mails.filter((m) => m.subject.includes('execution failed') && /ops@example\.com/i.test(m.to))).toHaveLength(1);
@@ -255,14 +265,14 @@ describe('notifications of an execution end', () => {
     receiver.statuses = [500, 200];
     const { clusterId, serverId } = await plane.clusterWithServer('retried', 2);
     const id = await plane.queue(clusterId, serverId);
-    plane.fail(id, serverId);
+    await plane.fail(id, serverId);
     await receiver.waitFor(2);
-    await until('the delivery delivered', () => plane!.deliveries(id)[0]?.state === 'delivered');
+    await until('the delivery delivered', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     const [first, second] = receiver.requests;
     expect(first?.headers['x-carapace-delivery']).toBe(second?.headers['x-carapace-delivery']);
     expect(first?.body).toBe(second?.body);
     expect(verifies(first!, SECRET) && verifies(second!, SECRET)).toBe(true);
-    const [delivery] = plane.deliveries(id);
+    const [delivery] = await plane.deliveries(id);
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 2, event: 'execution.failed', id: first?.headers['x-carapace-delivery'] });
     expect(delivery?.attemptLog.map((a) => [a.attempt, a.status, a.error])).toEqual([
       [1, 500, null],
@@ -273,11 +283,11 @@ describe('notifications of an execution end', () => {
     // A refusal other than 408, 425, 429 or 5xx is for good: one attempt, no retry.
     receiver.statuses = [410];
     const gone = await plane.queue(clusterId, serverId);
-    plane.fail(gone, serverId);
-    await until('the delivery failed', () => plane!.deliveries(gone)[0]?.state === 'failed');
+    await plane.fail(gone, serverId);
+    await until('the delivery failed', async () => (await plane!.deliveries(gone))[0]?.state === 'failed');
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests).toHaveLength(3);
-    expect(plane.deliveries(gone)[0]).toMatchObject({ attempts: 1, lastError: 'HTTP 410', attemptLog: [{ attempt: 1, status: 410 }] });
+    expect((await plane.deliveries(gone))[0]).toMatchObject({ attempts: 1, lastError: 'HTTP 410', attemptLog: [{ attempt: 1, status: 410 }] });
   });
 
   it('delivers after a restart a webhook that could not be delivered before', async () => {
@@ -287,18 +297,18 @@ describe('notifications of an execution end', () => {
     receiver.fallback = 503;
     const { clusterId, serverId } = await plane.clusterWithServer('restarted', 3);
     const id = await plane.queue(clusterId, serverId);
-    plane.fail(id, serverId);
-    await until('two failed attempts', () => (plane!.deliveries(id)[0]?.attempts ?? 0) >= 2);
+    await plane.fail(id, serverId);
+    await until('two failed attempts', async () => ((await plane!.deliveries(id))[0]?.attempts ?? 0) >= 2);
     await plane.close();
     plane = null;
-    expect(openDeliveries(dir)).toMatchObject([{ state: 'pending' }]);
+    expect(await openDeliveries(dir)).toMatchObject([{ state: 'pending' }]);
     const before = receiver.requests.length;
     receiver.fallback = 200;
     plane = await Plane.open(dir, smtpPort, yaml(receiver.url));
-    await until('delivered after the restart', () => plane!.deliveries(id)[0]?.state === 'delivered');
+    await until('delivered after the restart', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     expect(receiver.requests.length).toBe(before + 1);
     expect(verifies(receiver.requests.at(-1)!, SECRET)).toBe(true);
-    const attempts = plane.deliveries(id)[0]?.attemptLog ?? [];
+    const attempts = (await plane.deliveries(id))[0]?.attemptLog ?? [];
     expect(attempts.at(-1)?.status).toBe(200);
     expect(attempts.slice(0, -1).every((a) => a.status === 503)).toBe(true);
   });
@@ -316,11 +326,11 @@ describe('notifications of an execution end', () => {
     plane = plane!;
     const { clusterId, serverId } = await plane.clusterWithServer('ends', 4);
     const done = await plane.queue(clusterId, serverId);
-    plane.complete(done);
+    await plane.complete(done);
     const canceled = await plane.queue(clusterId, serverId);
     expect((await plane.request('DELETE', `/v1/execution/${canceled}/`)).json.data.state).toBe('canceled');
     await receiver.waitFor(2);
-    await until('both delivered', () => [done, canceled].every((e) => plane!.deliveries(e)[0]?.state === 'delivered'));
+    await until('both delivered', async () => (await Promise.all([done, canceled].map((e) => plane!.deliveries(e)))).every((d) => d[0]?.state === 'delivered'));
     const bodies = receiver.requests.map((r) => ({ path: r.path, body: JSON.parse(r.body) }));
     expect(bodies.map((b) => [b.path, b.body.event, b.body.execution.id]).sort()).toEqual(
       [
@@ -339,13 +349,13 @@ describe('notifications of an execution end', () => {
     const p = await open(() => ({}));
     const { clusterId, serverId } = await p.clusterWithServer('quiet', 5);
     const failed = await p.queue(clusterId, serverId);
-    p.fail(failed, serverId);
+    await p.fail(failed, serverId);
     const done = await p.queue(clusterId, serverId);
-    p.complete(done);
+    await p.complete(done);
     await new Promise((r) => setTimeout(r, 300));
-    expect(p.deliveries(failed)).toEqual([]);
-    expect(p.deliveries(done)).toEqual([]);
-    expect(p.db.$client.prepare('SELECT count(*) AS n FROM mail_outbox').get()).toEqual({ n: 0 });
+    expect(await p.deliveries(failed)).toEqual([]);
+    expect(await p.deliveries(done)).toEqual([]);
+    expect(await p.db.get(sql`SELECT count(*) AS n FROM mail_outbox`)).toEqual({ n: 0 });
     expect(mail.mails.filter((m) => m.text.includes(failed) || m.text.includes(done))).toEqual([]);
     expect(receiver.requests).toEqual([]);
   });
@@ -380,11 +390,11 @@ describe('notifications of an execution end', () => {
 });
 
 /** The deliveries stored in the database of `dir` (read while no control plane has it open). */
-function openDeliveries(dir: string): { state: string; attempts: number }[] {
-  const db = openDatabase(join(dir, 'carapace.db'));
+async function openDeliveries(dir: string): Promise<{ state: string; attempts: number }[]> {
+  const db = await openDatabase(join(dir, 'carapace.db'));
   try {
-    return db.$client.prepare<[], { state: string; attempts: number }>('SELECT state, attempts FROM notification_deliveries').all();
+    return await db.all<{ state: string; attempts: number }>(sql`SELECT state, attempts FROM notification_deliveries`);
   } finally {
-    db.$client.close();
+    await db.close();
   }
 }

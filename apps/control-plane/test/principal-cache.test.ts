@@ -156,34 +156,34 @@ describe('the cache of latest versions', () => {
   const fields = { data: ['login', 'email', 'full_name', 'role_id'], defaultSort: [['full_name', 1]] } as const;
   const data = (name: string): UserData => ({ login: name, email: `${name}@example.com`, full_name: name, role_id: null });
 
-  it('keeps nothing read in a transaction that is rolled back', () => {
-    const db = openDatabase(':memory:');
+  it('keeps nothing read in a transaction that is rolled back', async () => {
+    const db = await openDatabase(':memory:');
     const repo = new VersionedRepository<UserData>(db, users, { data: [...fields.data], defaultSort: [['full_name', 1]] }, { cacheLatest: 10 });
-    const created = repo.create(data('ida'), null, 1);
-    expect(repo.get(created.id)?.version).toBe(1);
-    expect(() =>
-      repo.transaction(() => {
-        const latest = repo.get(created.id);
+    const created = await repo.create(data('ida'), null, 1);
+    expect((await repo.get(created.id))?.version).toBe(1);
+    await expect(
+      repo.transaction(async () => {
+        const latest = await repo.get(created.id);
         if (!latest) throw new Error('missing');
-        repo.append(latest, { data: data('ida2') }, null, 2);
-        expect(repo.get(created.id)).toMatchObject({ version: 2, data: { login: 'ida2' } });
+        await repo.append(latest, { data: data('ida2') }, null, 2);
+        expect(await repo.get(created.id)).toMatchObject({ version: 2, data: { login: 'ida2' } });
         throw new Error('roll back');
       }),
-    ).toThrow('roll back');
-    expect(repo.get(created.id)).toMatchObject({ version: 1, data: { login: 'ida' } });
-    db.$client.close();
+    ).rejects.toThrow('roll back');
+    expect(await repo.get(created.id)).toMatchObject({ version: 1, data: { login: 'ida' } });
+    await db.close();
   });
 
-  it('sees the writes of another repository on the same table', () => {
-    const db = openDatabase(':memory:');
+  it('sees the writes of another repository on the same table', async () => {
+    const db = await openDatabase(':memory:');
     const cached = new VersionedRepository<UserData>(db, users, { data: [...fields.data], defaultSort: [['full_name', 1]] }, { cacheLatest: 10 });
     const other = new VersionedRepository<UserData>(db, users, { data: [...fields.data], defaultSort: [['full_name', 1]] });
-    const created = cached.create(data('jan'), null, 1);
-    const read = cached.get(created.id);
+    const created = await cached.create(data('jan'), null, 1);
+    const read = await cached.get(created.id);
     expect(read?.version).toBe(1);
     expect(Object.isFrozen(read)).toBe(true);
-    other.transaction(() => other.append(created, { time_deleted: 5 }, null, 5));
-    expect(cached.get(created.id)).toMatchObject({ version: 2, time_deleted: 5 });
-    db.$client.close();
+    await other.transaction(() => other.append(created, { time_deleted: 5 }, null, 5));
+    expect(await cached.get(created.id)).toMatchObject({ version: 2, time_deleted: 5 });
+    await db.close();
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PERMISSIONS, PLAYBOOK_PERMISSIONS } from '@carapace/models';
 import { createContainer, createLogger, loadConfig, openDatabase } from '../src/index.js';
@@ -204,22 +205,19 @@ describe('the bootstrap role at start', () => {
       const config = loadConfig({ env: { CARAPACE_DATA_DIR: dir, CARAPACE_ADMIN_PASSWORD: ROOT_PASSWORD, CARAPACE_LOG_LEVEL: 'silent' } });
       const logger = createLogger('silent');
       const file = join(dir, 'carapace.db');
-      const first = await createContainer(config, openDatabase(file), logger);
+      const first = await createContainer(config, await openDatabase(file), logger);
       // the wheel role of an older release: without one playbook and one api permission
-      const wheelId = first.services.users.byLogin('root')?.data.role_id ?? '';
-      const db = openDatabase(file);
-      db.$client
-        .prepare(
-          `UPDATE roles SET data = json_set(data, '$.permissions', json(?)) WHERE id = ? AND is_latest = 1`,
-        )
-        .run(JSON.stringify([{ name: 'api', permissions: ALL_API.filter((p) => p !== 'view_cinder') }, { name: 'playbook', permissions: ALL_PLAYBOOK.slice(1) }]), wheelId);
-      db.$client.close();
+      const wheelId = (await first.services.users.byLogin('root'))?.data.role_id ?? '';
+      const db = await openDatabase(file);
+      const older = JSON.stringify([{ name: 'api', permissions: ALL_API.filter((p) => p !== 'view_cinder') }, { name: 'playbook', permissions: ALL_PLAYBOOK.slice(1) }]);
+      await db.run(sql`UPDATE roles SET data = json_set(data, '$.permissions', json(${older})) WHERE id = ${wheelId} AND is_latest = 1`);
+      await db.close();
       await first.close();
 
-      const second = await createContainer(config, openDatabase(file), logger);
+      const second = await createContainer(config, await openDatabase(file), logger);
       try {
         expect(second.bootstrap.bootstrapRoleUpdated).toBe(true);
-        const role = second.services.roles.find(wheelId);
+        const role = await second.services.roles.find(wheelId);
         expect(role?.data.permissions).toEqual([
           { name: 'api', permissions: [...ALL_API].sort() },
           { name: 'playbook', permissions: [...ALL_PLAYBOOK].sort() },
@@ -229,10 +227,10 @@ describe('the bootstrap role at start', () => {
         await second.close();
       }
       // a start with nothing to add writes nothing
-      const third = await createContainer(config, openDatabase(file), logger);
+      const third = await createContainer(config, await openDatabase(file), logger);
       try {
         expect(third.bootstrap.bootstrapRoleUpdated).toBe(false);
-        expect(third.services.roles.find(wheelId)?.version).toBe(2);
+        expect((await third.services.roles.find(wheelId))?.version).toBe(2);
       } finally {
         await third.close();
       }

@@ -287,7 +287,7 @@ describe('the runner gateway over a real gRPC server', () => {
     expect(cancel.execution_id).toBe(e.id);
     r.send({ result: { execution_id: e.id, seq: 1, outcome: 'canceled', reason: 'SIGINT' } });
     await until(async () => (await state(e.id)) === 'canceled');
-    expect(h.container.services.engine.runningOn('cancel')).toEqual([]);
+    expect(await h.container.services.engine.runningOn('cancel')).toEqual([]);
   });
 
   it('stops assigning to a draining runner; a silent runner loses its leases and its run fails', async () => {
@@ -307,10 +307,10 @@ describe('the runner gateway over a real gRPC server', () => {
     expect(listed.state).toBe('draining');
     // The silent runner never heartbeats: past the lease its run fails and its server is free.
     h.clock.advance(31);
-    h.container.services.engine.sweep();
+    await h.container.services.engine.sweep();
     expect(await state(e.id)).toBe('failed');
     expect((await h.request('GET', `/v1/execution/${e.id}/`, { token: root })).json.data.reason).toMatch(/silent stopped answering/);
-    expect(h.container.services.engine.runningOn('silent')).toEqual([]);
+    expect(await h.container.services.engine.runningOn('silent')).toEqual([]);
   });
 
   it('closes the stream of a runner whose token is revoked', async () => {

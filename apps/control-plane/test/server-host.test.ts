@@ -125,9 +125,9 @@ describe('server registration takes only hosts', () => {
     const id = nextId();
     expect((await register('10.1.0.2', id)).status).toBe(200);
     const facts = { ...makeFacts('evil', '10.1.0.2'), fqdn: '-oProxyCommand=touch /tmp/x', default_ipv4: '-Jx' };
-    const recorded = h.container.services.servers.recordFacts(id, facts, null);
+    const recorded = await h.container.services.servers.recordFacts(id, facts, null);
     expect(recorded.data).toMatchObject({ ip: '10.1.0.2', fqdn: '10.1.0.2', state: 'operational' });
-    const good = h.container.services.servers.recordFacts(id, { ...makeFacts('good', '10.1.0.3'), default_ipv4: '10.1.0.3' }, null);
+    const good = await h.container.services.servers.recordFacts(id, { ...makeFacts('good', '10.1.0.3'), default_ipv4: '10.1.0.3' }, null);
     expect(good.data).toMatchObject({ ip: '10.1.0.3', fqdn: 'good.lab.example.com' });
   });
 });

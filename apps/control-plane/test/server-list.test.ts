@@ -1,5 +1,6 @@
 import { ListQuerySchema, ListSchema, ServerSchema, type ListQuery, type ServerData, type ServerFacts } from '@carapace/models';
 import Fastify from 'fastify';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listRequest, pageBody } from '../src/http/routes/versioned.routes.js';
 import { decodeFactsResult } from '../src/grpc/runner.codec.js';
@@ -60,8 +61,8 @@ describe('the server list', () => {
     const id = '00000000-0000-4000-8000-0000000000e1';
     await h.request('POST', '/v1/server/', { headers: discovery(), body: { id, host: '10.30.0.1', username: 'ansible' } });
     const facts = h.container.services.facts;
-    const [request] = facts.take([{ name: 'r1', labels: {} }]);
-    facts.complete(
+    const [request] = await facts.take([{ name: 'r1', labels: {} }]);
+    await facts.complete(
       'r1',
       decodeFactsResult('r1', {
         request_id: request?.request.requestId ?? '',
@@ -71,7 +72,8 @@ describe('the server list', () => {
         error: '',
       }),
     );
-    const stored = h.db.$client.prepare('SELECT data FROM servers WHERE id = ? AND is_latest = 1').get(id) as { data: string };
+    const stored = await h.db.get<{ data: string }>(sql`SELECT data FROM servers WHERE id = ${id} AND is_latest = 1`);
+    if (!stored) throw new Error('missing');
     const data = JSON.parse(stored.data) as ServerData;
     expect(data.state).toBe('operational');
     expect(data.facts).toEqual(makeFacts('extra1', '10.30.0.1'));
@@ -132,14 +134,14 @@ describe('the server list', () => {
     const server = await addServer(h);
     // A version as an earlier control plane, which did not clean facts, may have stored it.
     const repo = new VersionedRepository<ServerData>(h.db, servers, { data: ['name'], defaultSort: [['name', 1]] });
-    repo.transaction(() => {
-      const latest = repo.get(server.id);
+    await repo.transaction(async () => {
+      const latest = await repo.get(server.id);
       if (!latest) throw new Error('missing');
       const data = { ...latest.data, facts: factsWithExtras((latest.data.facts as ServerFacts).hostname, latest.data.ip), legacy: true } as unknown as ServerData;
-      repo.append(latest, { data }, null, latest.time_updated + 1);
+      await repo.append(latest, { data }, null, latest.time_updated + 1);
     });
-    const raw = h.db.$client.prepare('SELECT data FROM servers WHERE id = ? AND is_latest = 1').get(server.id) as { data: string };
-    expect(raw.data).toContain('"wwn"');
+    const raw = await h.db.get<{ data: string }>(sql`SELECT data FROM servers WHERE id = ${server.id} AND is_latest = 1`);
+    expect(raw?.data).toContain('"wwn"');
     const res = await h.request('GET', '/v1/server/?per_page=100', { token: root });
     for (const key of [...EXTRA_KEYS, 'legacy']) expect(res.body).not.toContain(`"${key}"`);
     const item = res.json.items.find((s: { id: string }) => s.id === server.id);
@@ -150,9 +152,9 @@ describe('the server list', () => {
   it('answers what serializing the parsed models through the list schema answers', async () => {
     // The list route as it was: parse every row, serialize the page through the schema.
     const before = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
-    before.get('/v1/server', { schema: { querystring: ListQuerySchema, response: { 200: ListSchema(ServerSchema) } } }, (request) => {
+    before.get('/v1/server', { schema: { querystring: ListQuerySchema, response: { 200: ListSchema(ServerSchema) } } }, async (request) => {
       const list = listRequest(request.query as ListQuery, h.config);
-      return pageBody(list, h.container.services.servers.list(list), (stored) => ({ ...stored, model: 'server' }));
+      return pageBody(list, await h.container.services.servers.list(list), (stored) => ({ ...stored, model: 'server' }));
     });
     await before.ready();
     for (const query of ['', 'per_page=100', 'per_page=2&page=2', `sort_by=${encodeURIComponent('{"fqdn":-1}')}&all=yes`, `filter=${encodeURIComponent('{"time_deleted":{"gte":0}}')}`]) {

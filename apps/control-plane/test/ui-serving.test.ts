@@ -122,7 +122,7 @@ describe('the UI setting', () => {
     const lines: string[] = [];
     const config = loadConfig({ env: { CARAPACE_DATA_DIR: empty, CARAPACE_UI_DIR: join(empty, 'dist'), CARAPACE_ADMIN_PASSWORD: 'password-of-root' } });
     const logger = keptLogger(lines);
-    const container = await createContainer(config, openDatabase(':memory:'), logger);
+    const container = await createContainer(config, await openDatabase(':memory:'), logger);
     const app = await buildApp({ services: container.services, logger });
     try {
       expect(lines.join('')).toContain(`web UI off: ${join(empty, 'dist', 'index.html')} does not exist`);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
 import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
 import { envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
@@ -6,8 +7,11 @@ import { envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, readYamlMapping
 /** The runner's configuration; every key is documented in deploy/carapace-runner.example.yaml. */
 export const RunnerConfigSchema = Type.Object(
   {
-    /** gRPC address of the control plane, `host:port`. */
-    controlPlane: Type.String({ minLength: 3 }),
+    /**
+     * gRPC address of the control plane, `host:port`, or of several replicas: comma-separated
+     * text or a YAML list. The runner tries them in turn (see `parseControlPlanes`).
+     */
+    controlPlane: Type.Union([Type.String(), Type.Array(Type.String())]),
     /** The runner token issued by `POST /v1/runner/` (it names the runner). */
     token: Type.String({ minLength: 10 }),
     /** Defaults to the name inside the token. */
@@ -44,10 +48,26 @@ export const RunnerConfigSchema = Type.Object(
     logLevel: LogLevelSchema,
     /** `auto`: coloured text for a person when standard output is a terminal, JSON lines otherwise. */
     logFormat: LogFormatSchema,
+    /** `host:port` of the Prometheus `/metrics` endpoint; null: none. */
+    metricsListen: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },
 );
-export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>;
+
+/** A `host:port` to listen on. */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** The runner's configuration, checked: the control-plane addresses as a list, the metrics address parsed. */
+export type RunnerConfig = Readonly<
+  Omit<Static<typeof RunnerConfigSchema>, 'controlPlane' | 'metricsListen'> & {
+    /** Every control-plane address, in the order given; at least one, no two alike. */
+    controlPlanes: readonly string[];
+    metricsListen: ListenAddress | null;
+  }
+>;
 
 const DEFAULTS = {
   controlPlane: '127.0.0.1:8081',
@@ -66,6 +86,7 @@ const DEFAULTS = {
   outboxMemoryBytes: 16 * 1024 * 1024,
   logLevel: 'info',
   logFormat: 'auto',
+  metricsListen: null,
 };
 
 /** Each environment variable and the key it sets. */
@@ -91,6 +112,7 @@ export const RUNNER_ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RUNNER_OUTBOX_MEMORY_BYTES: 'outboxMemoryBytes',
   CARAPACE_RUNNER_LOG_LEVEL: 'logLevel',
   CARAPACE_RUNNER_LOG_FORMAT: 'logFormat',
+  CARAPACE_RUNNER_METRICS_LISTEN: 'metricsListen',
 };
 
 /** A configuration that cannot be used. */
@@ -113,6 +135,53 @@ export function parseLabels(raw: string): Record<string, string> {
     labels[last] = part.slice(eq + 1).trim();
   }
   return labels;
+}
+
+// Labels of letters, digits, `-` and `_` (container and compose service names have them).
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
+/**
+ * Splits `host:port` (a DNS name, an IPv4 address or a bracketed IPv6 address, and a decimal
+ * port within `minPort`..65535); throws a `RunnerConfigError` starting with `what` otherwise.
+ */
+function hostPort(raw: string, what: string, minPort: number): { host: string; port: number } {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new RunnerConfigError(`${what} "${raw}" must be host:port, without a scheme`);
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  if (!m) throw new RunnerConfigError(`${what} "${raw}" must be host:port (a DNS name, an IPv4 address or [an IPv6 address], then a port)`);
+  const host = m[1] ?? m[2] ?? '';
+  const port = Number(m[3]);
+  if (m[1] !== undefined ? !isIPv6(host) : !(isIPv4(host) || (DNS_NAME.test(host) && !/^[\d.]+$/.test(host)))) {
+    throw new RunnerConfigError(`${what} "${raw}": "${host}" is not a host name or an IP address`);
+  }
+  if (port < minPort || port > 65_535) throw new RunnerConfigError(`${what} "${raw}": the port must be ${minPort} to 65535`);
+  return { host, port };
+}
+
+/**
+ * The control-plane addresses of `controlPlane` (`CARAPACE_RUNNER_URL`): one `host:port`,
+ * several separated by commas, or a YAML list of them. Each is checked; an empty list and an
+ * address given twice (host names compared without case) are refused.
+ */
+export function parseControlPlanes(value: string | readonly string[]): string[] {
+  const what = 'controlPlane (CARAPACE_RUNNER_URL)';
+  const items = typeof value === 'string' ? value.split(',') : value;
+  if (items.every((item) => item.trim() === '')) throw new RunnerConfigError(`${what} names no control-plane address`);
+  const seen = new Map<string, string>();
+  return items.map((item, i) => {
+    const address = item.trim();
+    if (!address) throw new RunnerConfigError(`${what}: address ${i + 1} of ${items.length} is empty`);
+    const { host, port } = hostPort(address, `${what}: address`, 1);
+    const key = `${host.toLowerCase()}:${port}`;
+    const earlier = seen.get(key);
+    if (earlier !== undefined) throw new RunnerConfigError(`${what} names the same control plane twice: "${earlier}" and "${address}"`);
+    seen.set(key, address);
+    return address;
+  });
+}
+
+/** The address of `metricsListen` (`CARAPACE_RUNNER_METRICS_LISTEN`): `host:port`, port 0 for any free one. */
+export function parseListenAddress(raw: string): ListenAddress {
+  return hostPort(raw.trim(), 'metricsListen (CARAPACE_RUNNER_METRICS_LISTEN)', 0);
 }
 
 /** The runner name inside a runner token (`crt.<base64url name>.<secret>`), or null. */
@@ -144,11 +213,19 @@ export function loadRunnerConfig(options: { file?: string | undefined; env: Env 
   const merged = mergeLayers(DEFAULTS, fromFile, fromEnv);
   const problem = schemaProblem(RunnerConfigSchema, merged);
   if (problem) throw new RunnerConfigError(`invalid runner configuration ${problem}`);
-  const config = merged as RunnerConfig;
+  const { controlPlane, metricsListen, ...config } = merged as Static<typeof RunnerConfigSchema>;
+  const controlPlanes = Object.freeze(parseControlPlanes(controlPlane));
   const name = config.name ?? nameOfToken(config.token);
   if (!name) throw new RunnerConfigError('the runner name is neither configured nor inside the token');
   if (config.tls.enabled !== true && (config.tls.caFile || config.tls.certFile)) {
     throw new RunnerConfigError('tls.caFile and tls.certFile need tls.enabled (CARAPACE_RUNNER_TLS=true)');
   }
-  return Object.freeze({ ...config, name, workDir: resolve(config.workDir), sshKeyFile: resolve(config.sshKeyFile) });
+  return Object.freeze({
+    ...config,
+    name,
+    controlPlanes,
+    metricsListen: metricsListen === null ? null : Object.freeze(parseListenAddress(metricsListen)),
+    workDir: resolve(config.workDir),
+    sshKeyFile: resolve(config.sshKeyFile),
+  });
 }

@@ -3,13 +3,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import ssh2 from 'ssh2';
-import { grpc } from '@carapace/protocol';
-import { fileRunRecords, RunnerAgent, type AgentPorts } from './agent/index.js';
+import { fileRunRecords, type AgentPorts } from './agent/index.js';
 import { loadRunnerConfig, RunnerConfigError, type RunnerConfig } from './config.js';
 import { startAnsibleRun } from './executor/index.js';
 import { createRunnerLogger } from './logger.js';
 import { gatherFacts, preflight } from './ssh/index.js';
-import { VERSION } from './version.js';
+import { startRunner, type StartedRunner } from './start-runner.js';
 
 const USAGE = `Usage: carapace-runner [--config FILE] [--exit-with-stdin]
 
@@ -33,12 +32,6 @@ export function ensureKeyPair(privateKeyFile: string): string {
   const key = ssh2.utils.parseKey(readFileSync(privateKeyFile));
   if (key instanceof Error) throw new RunnerConfigError(`cannot read the SSH key ${privateKeyFile}: ${key.message}`);
   return `${key.type} ${key.getPublicSSH().toString('base64')}`;
-}
-
-function channelCredentials(config: RunnerConfig): grpc.ChannelCredentials {
-  if (!config.tls.enabled) return grpc.credentials.createInsecure();
-  const read = (f: string | null) => (f ? readFileSync(f) : null);
-  return grpc.credentials.createSsl(read(config.tls.caFile), read(config.tls.keyFile), read(config.tls.certFile));
 }
 
 /** The real side effects: ansible-playbook, ssh2, and the run records in `<workDir>/executions`. */
@@ -99,26 +92,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const log = createRunnerLogger(config);
   mkdirSync(config.workDir, { recursive: true, mode: 0o700 });
-  const agent = new RunnerAgent(
-    {
-      controlPlane: config.controlPlane,
-      credentials: channelCredentials(config),
-      token: config.token,
-      name: config.name,
-      version: VERSION,
-      labels: config.labels,
-      slots: config.slots,
-      sshPublicKey: publicKey,
-      workDir: config.workDir,
-      drainGraceMs: config.drainGraceMs,
-      reconnect: config.reconnect,
-      outboxMemoryBytes: config.outboxMemoryBytes,
-    },
-    realPorts(config),
-    log,
-  );
-  log.info({ controlPlane: config.controlPlane, slots: config.slots, publicKey }, 'runner starting');
-  agent.start();
+  let started: StartedRunner;
+  try {
+    started = await startRunner(config, { ports: realPorts(config), log, sshPublicKey: publicKey });
+  } catch (e) {
+    if (e instanceof RunnerConfigError) {
+      process.stderr.write(`carapace-runner: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const { agent } = started;
   // Checked beside the connection, not before it: Python takes a second or more to answer.
   execFile(config.ansiblePlaybook, ['--version'], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => {
     if (error) {
@@ -153,6 +137,7 @@ export async function main(argv: string[]): Promise<number> {
     lifeline.resume();
   }
   await agent.stopped;
+  await started.metrics?.close();
   lifeline?.removeListener('close', onLifelineClosed).destroy();
   log.info('runner stopped');
   return 0;

@@ -77,7 +77,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     expect(t.agent.runningIds).toEqual([]);
     await eventually(() => t.agent.pendingEvents === 0, 'events acknowledged');
     expect(await bed.runner('alpha')).toMatchObject({ state: 'connected', slots: 2, free_slots: 2, executions: [] });
-    expect(bed.h.container.services.engine.runningOn('alpha')).toEqual([]);
+    expect(await bed.h.container.services.engine.runningOn('alpha')).toEqual([]);
   });
 
   it('keeps its run records through its port, logs the orphans killed at start, and sends a step by its host address', async () => {
@@ -196,7 +196,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     expect((await bed.getExecution(e.id)).data.reason).toBe('canceled by a user');
     expect(await bed.log(e.id)).toBe(preflightText('stopper', e.ip) + run.text);
     expect(t.agent.runningIds).toEqual([]);
-    expect(bed.h.container.services.engine.runningOn('stopper')).toEqual([]);
+    expect(await bed.h.container.services.engine.runningOn('stopper')).toEqual([]);
     expect(run.cancels).toHaveLength(1);
   });
 

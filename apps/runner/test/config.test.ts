@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadRunnerConfig, nameOfToken, parseLabels, RunnerConfigError } from '../src/config.js';
+import { loadRunnerConfig, nameOfToken, parseControlPlanes, parseLabels, parseListenAddress, RunnerConfigError } from '../src/config.js';
 
 const EXAMPLE = join(import.meta.dirname, '../../../deploy/carapace-runner.example.yaml');
 const token = (name: string) => `crt.${Buffer.from(name).toString('base64url')}.secret-part-0123456789`;
@@ -13,7 +13,8 @@ describe('runner configuration', () => {
 
   it('loads the annotated example of deploy/, with the name taken from the token', () => {
     const config = loadRunnerConfig({ file: EXAMPLE, env: { CARAPACE_RUNNER_TOKEN: token('par1-a') } });
-    expect(config).toMatchObject({ controlPlane: 'cp.example.net:8081', name: 'par1-a', slots: 2, labels: { site: 'par1', networks: '10.0.0.0/8' } });
+    expect(config).toMatchObject({ controlPlanes: ['cp.example.net:8081'], name: 'par1-a', slots: 2, labels: { site: 'par1', networks: '10.0.0.0/8' } });
+    expect(config.metricsListen).toBeNull();
     expect(config.sshKeyFile).toBe('/var/lib/carapace-runner/id_ed25519');
   });
 
@@ -51,6 +52,67 @@ describe('runner configuration', () => {
     writeFileSync(bad, 'slots: -1\n');
     expect(() => loadRunnerConfig({ file: bad, env: { CARAPACE_RUNNER_TOKEN: token('a') } })).toThrow(/\/slots/);
     expect(() => loadRunnerConfig({ file: join(dir, 'missing.yaml'), env: {} })).toThrow(/cannot read configuration file/);
+  });
+
+  it('takes one control-plane address or several: comma-separated, or a YAML list', () => {
+    const env = { CARAPACE_RUNNER_TOKEN: token('a') };
+    expect(loadRunnerConfig({ env }).controlPlanes).toEqual(['127.0.0.1:8081']);
+    expect(loadRunnerConfig({ env: { ...env, CARAPACE_RUNNER_URL: 'cp.example.net:8081' } }).controlPlanes).toEqual(['cp.example.net:8081']);
+    expect(loadRunnerConfig({ env: { ...env, CARAPACE_RUNNER_URL: ' cp-a.example.net:8081 , 10.0.0.2:8081,[2001:db8::1]:8081,cp_b:443 ' } }).controlPlanes).toEqual([
+      'cp-a.example.net:8081',
+      '10.0.0.2:8081',
+      '[2001:db8::1]:8081',
+      'cp_b:443',
+    ]);
+    const list = join(dir, 'list.yaml');
+    writeFileSync(list, 'controlPlane:\n  - cp-a:8081\n  - cp-b:8081\n');
+    expect(loadRunnerConfig({ file: list, env }).controlPlanes).toEqual(['cp-a:8081', 'cp-b:8081']);
+    const text = join(dir, 'text.yaml');
+    writeFileSync(text, 'controlPlane: "cp-a:8081,cp-b:8081"\n');
+    expect(loadRunnerConfig({ file: text, env }).controlPlanes).toEqual(['cp-a:8081', 'cp-b:8081']);
+    // The variable replaces the file's list as a whole.
+    expect(loadRunnerConfig({ file: list, env: { ...env, CARAPACE_RUNNER_URL: 'cp-c:8081' } }).controlPlanes).toEqual(['cp-c:8081']);
+    expect(Object.isFrozen(loadRunnerConfig({ file: list, env }).controlPlanes)).toBe(true);
+  });
+
+  it('refuses a bad control-plane address, an empty list, and an address given twice', () => {
+    const url = (value: string) => () => loadRunnerConfig({ env: { CARAPACE_RUNNER_TOKEN: token('a'), CARAPACE_RUNNER_URL: value } });
+    expect(url('cp.example.net')).toThrow(/CARAPACE_RUNNER_URL\): address "cp.example.net" must be host:port/);
+    expect(url('cp:8081,cp2')).toThrow(/address "cp2" must be host:port/);
+    expect(url('http://cp:8081')).toThrow(/without a scheme/);
+    expect(url('cp:0')).toThrow(/the port must be 1 to 65535/);
+    expect(url('cp:65536')).toThrow(/the port must be 1 to 65535/);
+    expect(url('cp:80a')).toThrow(/must be host:port/);
+    expect(url('cp host:80')).toThrow(/"cp host" is not a host name or an IP address/);
+    expect(url('300.1.2.3:80')).toThrow(/"300.1.2.3" is not a host name or an IP address/);
+    expect(url('[2001:db8::zz]:80')).toThrow(/is not a host name or an IP address/);
+    expect(url('2001:db8::1:80')).toThrow(/must be host:port/);
+    expect(url('cp:8081,')).toThrow(/address 2 of 2 is empty/);
+    expect(url(' , ')).toThrow(/names no control-plane address/);
+    expect(url('cp-a:8081,cp-b:8081,CP-A:8081')).toThrow(/names the same control plane twice: "cp-a:8081" and "CP-A:8081"/);
+    expect(url('cp-a:8081,cp-b:8081')).not.toThrow();
+    for (const bad of ['controlPlane: []\n', 'controlPlane: ""\n']) {
+      const file = join(dir, 'empty-list.yaml');
+      writeFileSync(file, bad);
+      expect(() => loadRunnerConfig({ file, env: { CARAPACE_RUNNER_TOKEN: token('a') } })).toThrow(/names no control-plane address/);
+    }
+    const numbers = join(dir, 'numbers.yaml');
+    writeFileSync(numbers, 'controlPlane: [8081]\n');
+    expect(() => loadRunnerConfig({ file: numbers, env: { CARAPACE_RUNNER_TOKEN: token('a') } })).toThrow(/\/controlPlane/);
+    expect(() => parseControlPlanes([])).toThrow(RunnerConfigError);
+    expect(parseControlPlanes(['cp:1', 'cp:2'])).toEqual(['cp:1', 'cp:2']);
+  });
+
+  it('reads the metrics address: none unless CARAPACE_RUNNER_METRICS_LISTEN or metricsListen says host:port', () => {
+    const env = { CARAPACE_RUNNER_TOKEN: token('a') };
+    expect(loadRunnerConfig({ env }).metricsListen).toBeNull();
+    expect(loadRunnerConfig({ env: { ...env, CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:9464' } }).metricsListen).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadRunnerConfig({ env: { ...env, CARAPACE_RUNNER_METRICS_LISTEN: '[::]:9464' } }).metricsListen).toEqual({ host: '::', port: 9464 });
+    const file = join(dir, 'metrics.yaml');
+    writeFileSync(file, 'metricsListen: "0.0.0.0:0"\n');
+    expect(loadRunnerConfig({ file, env }).metricsListen).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(() => loadRunnerConfig({ env: { ...env, CARAPACE_RUNNER_METRICS_LISTEN: '9464' } })).toThrow(/metricsListen \(CARAPACE_RUNNER_METRICS_LISTEN\) "9464" must be host:port/);
+    expect(() => parseListenAddress('localhost:70000')).toThrow(/the port must be 0 to 65535/);
   });
 
   it('parses labels and runner tokens', () => {

@@ -1,45 +1,52 @@
 import type { PermissionGroup } from '@carapace/models';
-import type { Db } from './client.js';
+import { sql } from 'drizzle-orm';
+import type { Database } from './database.js';
 
 /** What the guards on administrators read: live roles, the users holding them, the bootstrap role. */
 export class AdministratorRepository {
-  private readonly liveRolesStmt;
-  private readonly countUsersStmt;
-  private readonly bootstrapRoleStmt;
-
-  constructor(private readonly db: Db) {
-    this.liveRolesStmt = db.$client.prepare<[], { id: string; data: string }>(
-      'SELECT id, data FROM roles WHERE is_latest = 1 AND time_deleted = 0',
-    );
-    this.countUsersStmt = db.$client.prepare<[string], { n: number }>(
-      `SELECT count(*) AS n FROM users
-        WHERE is_latest = 1 AND time_deleted = 0
-          AND json_extract(data, '$.role_id') IN (SELECT value FROM json_each(?))`,
-    );
-    // Only the first start creates a role without an initiator: every role created through
-    // the API names its creator. A rename keeps it the same role.
-    this.bootstrapRoleStmt = db.$client.prepare<[], { id: string }>(
-      'SELECT id FROM roles WHERE version = 1 AND initiator_id IS NULL ORDER BY pk LIMIT 1',
-    );
-  }
+  constructor(private readonly db: Database) {}
 
   /** The live roles and their permissions. */
-  liveRoles(): { id: string; permissions: PermissionGroup[] }[] {
-    return this.liveRolesStmt.all().map((r) => ({ id: r.id, permissions: (JSON.parse(r.data) as { permissions?: PermissionGroup[] }).permissions ?? [] }));
+  async liveRoles(): Promise<{ id: string; permissions: PermissionGroup[] }[]> {
+    const rows = await this.db.all<{ id: string; data: string }>(sql`SELECT id, data FROM roles WHERE is_latest = 1 AND time_deleted = 0`);
+    return rows.map((r) => ({ id: r.id, permissions: (JSON.parse(r.data) as { permissions?: PermissionGroup[] }).permissions ?? [] }));
   }
 
   /** How many live users have one of these roles. */
-  countLiveUsersWithRoles(roleIds: readonly string[]): number {
+  async countLiveUsersWithRoles(roleIds: readonly string[]): Promise<number> {
     if (roleIds.length === 0) return 0;
-    return this.countUsersStmt.get(JSON.stringify(roleIds))?.n ?? 0;
+    const roleOf = this.db.dialect === 'postgres' ? sql`(data::jsonb ->> 'role_id')` : sql`json_extract(data, '$.role_id')`;
+    const ids = sql.join(
+      roleIds.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    const row = await this.db.get<{ n: number }>(
+      sql`SELECT count(*) AS n FROM users WHERE is_latest = 1 AND time_deleted = 0 AND ${roleOf} IN (${ids})`,
+    );
+    return row?.n ?? 0;
   }
 
-  /** The id of the role the first start created (`wheel`), if any. */
-  bootstrapRoleId(): string | undefined {
-    return this.bootstrapRoleStmt.get()?.id;
+  /**
+   * The id of the role the first start created (`wheel`), if any. Only the first start
+   * creates a role without an initiator: every role created through the API names its
+   * creator. A rename keeps it the same role.
+   */
+  async bootstrapRoleId(): Promise<string | undefined> {
+    const row = await this.db.get<{ id: string }>(sql`SELECT id FROM roles WHERE version = 1 AND initiator_id IS NULL ORDER BY pk LIMIT 1`);
+    return row?.id;
   }
 
-  transaction<T>(fn: () => T): T {
+  /**
+   * Makes the caller's transaction the only one changing who administers until it ends: on
+   * PostgreSQL a transaction-scoped advisory lock (two replicas demoting two different
+   * administrators at once would otherwise each see the other still there); SQLite runs one
+   * writing transaction at a time already.
+   */
+  async serialize(): Promise<void> {
+    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext('carapace_administrators'))`);
+  }
+
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.transaction(fn);
   }
 }

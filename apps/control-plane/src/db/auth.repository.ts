@@ -1,7 +1,7 @@
-import { and, eq, getTableName, gt, isNull, lt } from 'drizzle-orm';
-import { tableChanges, type ChangeCounter } from './change-counter.js';
-import type { Db } from './client.js';
-import { credentials, passwordResets, roles, secrets, tokens, users } from './schema/index.js';
+import { getTableName, sql, type SQL } from 'drizzle-orm';
+import { changeCounters, type ChangeCounters } from './change-counter.js';
+import type { Database, Dialect } from './database.js';
+import { roles, tokens, users } from './schema/index.js';
 
 /** What the authentication of one request needs, read in one query. */
 export interface SessionRow {
@@ -13,64 +13,65 @@ export interface SessionRow {
   readonly roleData: string | null;
 }
 
-/** Credentials, issued tokens, password reset tokens and the service's own secrets. */
-export class AuthRepository {
-  private readonly sessionStmt;
-  /**
-   * Bumped by every write to the tokens table that can change a session read before:
-   * revocations. Not by issuing a token (see `addToken`).
-   */
-  private readonly tokenChanges: ChangeCounter;
-  /** The counters of the tables a session is read from. */
-  private readonly sessionTables: readonly ChangeCounter[];
-
-  constructor(private readonly db: Db) {
-    this.tokenChanges = tableChanges(db, getTableName(tokens));
-    this.sessionTables = [this.tokenChanges, tableChanges(db, getTableName(users)), tableChanges(db, getTableName(roles))];
-    this.sessionStmt = db.$client.prepare<[string, number], SessionRow>(`
-      SELECT u.id AS userId, t.expires_at AS expiresAt, u.time_deleted AS userDeleted,
-             json_object('id', u.id, 'version', u.version, 'time_updated', u.time_updated,
+/** The session query: the token, its user's latest version as a model, and the user's live role. */
+function sessionQuery(dialect: Dialect, jti: string, nowS: number): SQL {
+  const [object, data, cast, roleOf] =
+    dialect === 'postgres'
+      ? ['json_build_object', 'u.data::json', '::text', "(u.data::jsonb ->> 'role_id')"]
+      : ['json_object', 'json(u.data)', '', "json_extract(u.data, '$.role_id')"];
+  return sql`
+      SELECT u.id AS "userId", t.expires_at AS "expiresAt", u.time_deleted AS "userDeleted",
+             ${sql.raw(object)}('id', u.id, 'version', u.version, 'time_updated', u.time_updated,
                          'time_deleted', u.time_deleted, 'initiator_id', u.initiator_id,
-                         'data', json(u.data)) AS userRow,
-             r.data AS roleData
+                         'data', ${sql.raw(data)})${sql.raw(cast)} AS "userRow",
+             r.data AS "roleData"
         FROM tokens t
         JOIN users u ON u.id = t.user_id AND u.is_latest = 1
-        LEFT JOIN roles r ON r.id = json_extract(u.data, '$.role_id') AND r.is_latest = 1 AND r.time_deleted = 0
-       WHERE t.jti = ? AND t.revoked_at IS NULL AND t.expires_at > ?`);
+        LEFT JOIN roles r ON r.id = ${sql.raw(roleOf)} AND r.is_latest = 1 AND r.time_deleted = 0
+       WHERE t.jti = ${jti} AND t.revoked_at IS NULL AND t.expires_at > ${nowS}`;
+}
+
+/** Credentials, issued tokens, password reset tokens and the service's own secrets. */
+export class AuthRepository {
+  private readonly counters: ChangeCounters;
+  private readonly tokensTable = getTableName(tokens);
+  /**
+   * The tables a session is read from. Writes to tokens count only when they can change a
+   * session read before: revocations, not the issue of a token (see `addToken`).
+   */
+  private readonly sessionTables: readonly string[] = [getTableName(tokens), getTableName(users), getTableName(roles)];
+
+  constructor(private readonly db: Database) {
+    this.counters = changeCounters(db);
   }
 
   /** The user and role behind a live token, as stored now. */
-  session(jti: string, nowS: number): SessionRow | undefined {
-    return this.sessionStmt.get(jti, nowS);
+  session(jti: string, nowS: number): Promise<SessionRow | undefined> {
+    return this.db.get<SessionRow>(sessionQuery(this.db.dialect, jti, nowS));
   }
 
   /**
    * A number that changes whenever anything `session` answered before may have changed: a
-   * revocation in the tokens table, a write to the users or roles table (each counter only
-   * grows, so their sum changes when one does). A session read at a value stays what
-   * `session` answers while the value stays.
+   * revocation in the tokens table, a write to the users or roles table. A session read
+   * after taking this value stays what `session` answers while the value stays.
    */
-  sessionsVersion(): number {
-    let sum = 0;
-    for (const counter of this.sessionTables) sum += counter.value;
-    return sum;
+  sessionsVersion(): Promise<number> {
+    return this.counters.read(this.sessionTables);
   }
 
   /** Whether a transaction is open (what is read then may yet be rolled back). */
   inTransaction(): boolean {
-    return this.db.$client.inTransaction;
+    return this.db.inTransaction();
   }
 
-  passwordHash(userId: string): string | undefined {
-    return this.db.select().from(credentials).where(eq(credentials.userId, userId)).get()?.passwordHash;
+  async passwordHash(userId: string): Promise<string | undefined> {
+    return (await this.db.get<{ h: string }>(sql`SELECT password_hash AS h FROM credentials WHERE user_id = ${userId}`))?.h;
   }
 
-  setPasswordHash(userId: string, passwordHash: string, nowS: number): void {
-    this.db
-      .insert(credentials)
-      .values({ userId, passwordHash, timeUpdated: nowS })
-      .onConflictDoUpdate({ target: credentials.userId, set: { passwordHash, timeUpdated: nowS } })
-      .run();
+  async setPasswordHash(userId: string, passwordHash: string, nowS: number): Promise<void> {
+    await this.db.run(sql`
+      INSERT INTO credentials (user_id, password_hash, time_updated) VALUES (${userId}, ${passwordHash}, ${nowS})
+      ON CONFLICT (user_id) DO UPDATE SET password_hash = excluded.password_hash, time_updated = excluded.time_updated`);
   }
 
   /**
@@ -80,69 +81,63 @@ export class AuthRepository {
    * cached from it (a cached principal expires with its token). So no change is counted: a
    * login does not empty the principal cache of everyone else.
    */
-  addToken(jti: string, userId: string, nowS: number, expiresAt: number): void {
-    this.db.insert(tokens).values({ jti, userId, timeCreated: nowS, expiresAt }).run();
-    this.db.delete(tokens).where(lt(tokens.expiresAt, nowS - 86_400)).run();
+  async addToken(jti: string, userId: string, nowS: number, expiresAt: number): Promise<void> {
+    await this.db.run(sql`INSERT INTO tokens (jti, user_id, time_created, expires_at) VALUES (${jti}, ${userId}, ${nowS}, ${expiresAt})`);
+    await this.db.run(sql`DELETE FROM tokens WHERE expires_at < ${nowS - 86_400}`);
   }
 
-  revokeToken(jti: string, nowS: number): void {
-    this.tokenChanges.bump();
-    this.db.update(tokens).set({ revokedAt: nowS }).where(and(eq(tokens.jti, jti), isNull(tokens.revokedAt))).run();
+  async revokeToken(jti: string, nowS: number): Promise<void> {
+    await this.db.transaction(async () => {
+      await this.counters.bump(this.tokensTable);
+      await this.db.run(sql`UPDATE tokens SET revoked_at = ${nowS} WHERE jti = ${jti} AND revoked_at IS NULL`);
+    });
   }
 
   /** Revokes every live token of a user; returns how many. */
-  revokeUserTokens(userId: string, nowS: number): number {
-    this.tokenChanges.bump();
-    return this.db
-      .update(tokens)
-      .set({ revokedAt: nowS })
-      .where(and(eq(tokens.userId, userId), isNull(tokens.revokedAt), gt(tokens.expiresAt, nowS)))
-      .run().changes;
+  revokeUserTokens(userId: string, nowS: number): Promise<number> {
+    return this.db.transaction(async () => {
+      await this.counters.bump(this.tokensTable);
+      return this.db.run(sql`UPDATE tokens SET revoked_at = ${nowS} WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${nowS}`);
+    });
   }
 
-  addPasswordReset(tokenHash: string, userId: string, nowS: number, expiresAt: number): void {
-    this.db.insert(passwordResets).values({ tokenHash, userId, timeCreated: nowS, expiresAt }).run();
-    this.db.delete(passwordResets).where(lt(passwordResets.expiresAt, nowS - 86_400)).run();
+  async addPasswordReset(tokenHash: string, userId: string, nowS: number, expiresAt: number): Promise<void> {
+    await this.db.run(
+      sql`INSERT INTO password_resets (token_hash, user_id, time_created, expires_at) VALUES (${tokenHash}, ${userId}, ${nowS}, ${expiresAt})`,
+    );
+    await this.db.run(sql`DELETE FROM password_resets WHERE expires_at < ${nowS - 86_400}`);
   }
 
   /** The user of an unused, unexpired reset token. */
-  passwordResetUser(tokenHash: string, nowS: number): string | undefined {
-    return this.db
-      .select({ userId: passwordResets.userId })
-      .from(passwordResets)
-      .where(and(eq(passwordResets.tokenHash, tokenHash), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, nowS)))
-      .get()?.userId;
+  async passwordResetUser(tokenHash: string, nowS: number): Promise<string | undefined> {
+    const row = await this.db.get<{ u: string }>(
+      sql`SELECT user_id AS u FROM password_resets WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${nowS}`,
+    );
+    return row?.u;
   }
 
   /** Marks a reset token used; false if it was used or expired meanwhile. */
-  consumePasswordReset(tokenHash: string, nowS: number): boolean {
-    return (
-      this.db
-        .update(passwordResets)
-        .set({ usedAt: nowS })
-        .where(and(eq(passwordResets.tokenHash, tokenHash), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, nowS)))
-        .run().changes === 1
+  async consumePasswordReset(tokenHash: string, nowS: number): Promise<boolean> {
+    const changed = await this.db.run(
+      sql`UPDATE password_resets SET used_at = ${nowS} WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${nowS}`,
     );
+    return changed === 1;
   }
 
   /** Invalidates every pending reset token of a user. */
-  dropPasswordResets(userId: string, nowS: number): void {
-    this.db
-      .update(passwordResets)
-      .set({ usedAt: nowS })
-      .where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)))
-      .run();
+  async dropPasswordResets(userId: string, nowS: number): Promise<void> {
+    await this.db.run(sql`UPDATE password_resets SET used_at = ${nowS} WHERE user_id = ${userId} AND used_at IS NULL`);
   }
 
-  /** A secret of the service, created with `make` the first time it is asked for. */
-  secret(name: string, make: () => string, nowS: number): string {
-    this.db.insert(secrets).values({ name, value: make(), timeCreated: nowS }).onConflictDoNothing().run();
-    const row = this.db.select().from(secrets).where(eq(secrets.name, name)).get();
+  /** A secret of the service, created with `make` the first time it is asked for (by any replica: the first one stored wins). */
+  async secret(name: string, make: () => string, nowS: number): Promise<string> {
+    await this.db.run(sql`INSERT INTO secrets (name, value, time_created) VALUES (${name}, ${make()}, ${nowS}) ON CONFLICT (name) DO NOTHING`);
+    const row = await this.db.get<{ value: string }>(sql`SELECT value FROM secrets WHERE name = ${name}`);
     if (!row) throw new Error(`secret ${name} missing`);
     return row.value;
   }
 
-  transaction<T>(fn: () => T): T {
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.transaction(fn);
   }
 }

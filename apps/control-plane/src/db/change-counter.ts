@@ -1,44 +1,70 @@
-import type { Db } from './client.js';
+import { sql } from 'drizzle-orm';
+import type { Database } from './database.js';
 
 /**
- * Counts the writes to a table, so that what is read from it can be cached and known stale
- * exactly: a cache remembers the value it was filled at, and any later write bumps it.
+ * Counts the writes to tables, so that what is read from them can be cached and known stale
+ * exactly: a cache takes the count before it reads, keeps what it read under that count, and
+ * any later write changes it.
  *
- * Every repository writing a table bumps its counter (`tableChanges`) before each write
- * that can change what a cache of the table holds (a write that cannot, such as the insert
- * of a token under a new key, which no cache has read, need not: `AuthRepository.addToken`);
- * the control plane is the only process writing its database, and writes synchronously
- * (better-sqlite3), so no write can fall between a read and the caching of what was read.
- * A write rolled back still bumps: a needless refill, never a stale answer. What is read
- * inside a transaction must not be cached (it may be rolled back): see `Db.$client.inTransaction`.
+ * Every repository writing a table bumps its counter (`bump`) with each write that can change
+ * what a cache of the table holds (a write that cannot, such as the insert of a token under a
+ * new key, which no cache has read, need not: `AuthRepository.addToken`). What is read inside
+ * a transaction must not be cached (it may be rolled back): see `Database.inTransaction`.
+ *
+ * On SQLite the control plane is the only process writing its database, and the counts live
+ * in memory (a write rolled back still bumps: a needless refill, never a stale answer). On
+ * PostgreSQL several replicas share the database, so the counts are rows of
+ * `change_counters`, bumped in the writer's transaction: a replica reads them before it trusts
+ * its cache, and a change committed through another replica is seen by the next request.
  */
-export class ChangeCounter {
-  private count = 0;
+export interface ChangeCounters {
+  /** A number that changes whenever one of `tables` is written. */
+  read(tables: readonly string[]): Promise<number>;
+  /** Records a write to `table` (in the caller's transaction, if one is open). */
+  bump(table: string): Promise<void>;
+}
 
-  /** The number of writes so far. */
-  get value(): number {
-    return this.count;
+class MemoryCounters implements ChangeCounters {
+  private readonly counts = new Map<string, number>();
+
+  async read(tables: readonly string[]): Promise<number> {
+    let sum = 0;
+    for (const table of tables) sum += this.counts.get(table) ?? 0;
+    return sum;
   }
 
-  /** Records a write. */
-  bump(): void {
-    this.count += 1;
+  async bump(table: string): Promise<void> {
+    this.counts.set(table, (this.counts.get(table) ?? 0) + 1);
   }
 }
 
-const counters = new WeakMap<Db['$client'], Map<string, ChangeCounter>>();
+class SharedCounters implements ChangeCounters {
+  constructor(private readonly db: Database) {}
 
-/** The change counter of a table of a database: one per table, whichever repository writes it. */
-export function tableChanges(db: Db, table: string): ChangeCounter {
-  let tables = counters.get(db.$client);
-  if (!tables) {
-    tables = new Map();
-    counters.set(db.$client, tables);
+  async read(tables: readonly string[]): Promise<number> {
+    const names = sql.join(
+      tables.map((t) => sql`${t}`),
+      sql`, `,
+    );
+    const row = await this.db.get<{ v: number }>(sql`SELECT coalesce(sum(value), 0) AS v FROM change_counters WHERE name IN (${names})`);
+    return row?.v ?? 0;
   }
-  let counter = tables.get(table);
-  if (!counter) {
-    counter = new ChangeCounter();
-    tables.set(table, counter);
+
+  async bump(table: string): Promise<void> {
+    await this.db.run(
+      sql`INSERT INTO change_counters (name, value) VALUES (${table}, 1) ON CONFLICT (name) DO UPDATE SET value = change_counters.value + 1`,
+    );
   }
-  return counter;
+}
+
+const counters = new WeakMap<Database, ChangeCounters>();
+
+/** The change counters of a database: one set, whichever repository writes a table. */
+export function changeCounters(db: Database): ChangeCounters {
+  let found = counters.get(db);
+  if (!found) {
+    found = db.dialect === 'postgres' ? new SharedCounters(db) : new MemoryCounters();
+    counters.set(db, found);
+  }
+  return found;
 }

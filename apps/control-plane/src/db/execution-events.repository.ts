@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gte, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
-import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
-import { budgetError, parseFilter, parseSort, type ModelFields } from './list-query.js';
-import { executionArtifacts, executionLogChunks, executionSteps } from './schema/index.js';
+import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
+import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { DEFAULT_LIMITS } from './versioned.repository.js';
 
@@ -11,16 +10,19 @@ const STEP_FIELDS: ModelFields = {
   data: [],
   defaultSort: [['time_finished', 1]],
   columns: {
-    id: 'id',
-    time_updated: 'time_updated',
-    role: 'role',
-    name: 'name',
-    result: 'result',
-    server_id: 'server_id',
-    time_started: 'time_started',
-    time_finished: 'time_finished',
+    id: ['id', 'text'],
+    time_updated: ['time_updated', 'number'],
+    role: ['role', 'text'],
+    name: ['name', 'text'],
+    result: ['result', 'text'],
+    server_id: ['server_id', 'text'],
+    time_started: ['time_started', 'number'],
+    time_finished: ['time_finished', 'number'],
   },
+  // The runner's order: a step's sequence number within its execution.
+  tiebreak: 'seq',
 };
+const STEP_COLUMNS = sql.raw('id, execution_id, time_updated, role, name, result, error, server_id, time_started, time_finished');
 
 /** A step as the runner reports it. */
 export interface StepInput {
@@ -73,67 +75,54 @@ function stepModel(r: StepRow): Stored<ExecutionStepData> {
 
 /** The steps and the log of executions; appends are idempotent. */
 export class ExecutionEventsRepository {
-  private readonly stepByRowid;
-
-  /** `queryBudgetMs` bounds the time of one step list query (`withQueryBudget`). */
+  /** `queryBudgetMs` bounds the time of one step list query (`Database.withBudget`). */
   constructor(
-    private readonly db: Db,
+    private readonly db: Database,
     private readonly queryBudgetMs = DEFAULT_LIMITS.queryBudgetMs,
-  ) {
-    this.stepByRowid = db.$client.prepare<[number], StepRow>('SELECT * FROM execution_steps WHERE rowid = ?');
-  }
+  ) {}
 
   /** Stores a step once per `(execution, seq)`; true when it was new. */
-  addStep(executionId: string, seq: number, step: StepInput, nowS: number): boolean {
-    return (
-      this.db
-        .insert(executionSteps)
-        .values({
-          executionId,
-          seq,
-          id: randomUUID(),
-          timeUpdated: nowS,
-          role: step.role,
-          name: step.name,
-          result: step.result,
-          error: step.error,
-          serverId: step.serverId,
-          timeStarted: step.timeStarted,
-          timeFinished: step.timeFinished,
-        })
-        .onConflictDoNothing()
-        .run().changes === 1
-    );
+  async addStep(executionId: string, seq: number, step: StepInput, nowS: number): Promise<boolean> {
+    const changed = await this.db.run(sql`
+      INSERT INTO execution_steps (execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished)
+      VALUES (${executionId}, ${seq}, ${randomUUID()}, ${nowS}, ${step.role}, ${step.name}, ${step.result}, ${JSON.stringify(step.error)},
+              ${step.serverId}, ${step.timeStarted}, ${step.timeFinished})
+      ON CONFLICT (execution_id, seq) DO NOTHING`);
+    return changed === 1;
   }
 
   /** A page of the steps of an execution, as step models. */
-  listSteps(executionId: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
+  async listSteps(executionId: string, request: ListRequest): Promise<Page<Stored<ExecutionStepData>>> {
     const { where, order } = this.stepClauses(executionId, request);
     const limit = sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const [total, rows] = this.budgeted(() => [
-      this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`).n,
-      this.db.all<StepRow>(sql`SELECT * FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`),
-    ]);
+    const [total, rows] = await this.budgeted(async () => [
+      (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_steps WHERE ${where}`))?.n ?? 0,
+      await this.db.all<StepRow>(sql`SELECT ${STEP_COLUMNS} FROM execution_steps WHERE ${where} ORDER BY ${order}${limit}`),
+    ] as const);
     return { total, items: rows.map(stepModel) };
   }
 
   /**
    * Every step of an execution matching the request, read in batches (`ListCursor`): the
-   * matching rowids are taken in order at once (a step is never rewritten), then each
-   * `next()` reads a bounded number of rows and bytes, so an `all` answer never holds every
-   * step in memory.
+   * matching sequence numbers are taken in order at once (a step is never rewritten), then
+   * each `next()` reads a bounded number of rows and bytes, so an `all` answer never holds
+   * every step in memory.
    */
-  cursorSteps(executionId: string, request: ListRequest): ListCursor<Stored<ExecutionStepData>> {
+  async cursorSteps(executionId: string, request: ListRequest): Promise<ListCursor<Stored<ExecutionStepData>>> {
     const { where, order } = this.stepClauses(executionId, request);
-    const keys = this.budgeted(() => this.db.all<{ k: number }>(sql`SELECT rowid AS k FROM execution_steps WHERE ${where} ORDER BY ${order}`)).map((r) => r.k);
+    const keys = (await this.budgeted(() => this.db.all<{ k: number }>(sql`SELECT seq AS k FROM execution_steps WHERE ${where} ORDER BY ${order}`))).map(
+      (r) => r.k,
+    );
     let next = 0;
     return {
       total: keys.length,
-      next: () => {
+      next: async () => {
         const items: Stored<ExecutionStepData>[] = [];
         let bytes = 0;
         while (next < keys.length && items.length < STEP_BATCH_ROWS && bytes < STEP_BATCH_BYTES) {
-          const row = this.stepByRowid.get(keys[next++] as number);
+          const row = await this.db.get<StepRow>(
+            sql`SELECT ${STEP_COLUMNS} FROM execution_steps WHERE execution_id = ${executionId} AND seq = ${keys[next++] as number}`,
+          );
           if (!row) continue;
           items.push(stepModel(row));
           bytes += row.error.length + row.name.length + row.role.length;
@@ -144,24 +133,27 @@ export class ExecutionEventsRepository {
   }
 
   private stepClauses(executionId: string, request: ListRequest): { where: SQL; order: SQL } {
-    const filter = parseFilter(STEP_FIELDS, request.filter);
-    const order = parseSort(STEP_FIELDS, request.sortBy);
-    const where = filter.where ? sql`execution_id = ${executionId} AND ${filter.where} AND budget_check(rowid)` : sql`execution_id = ${executionId}`;
-    return { where, order };
+    const dialect = this.db.dialect;
+    const filter = parseFilter(STEP_FIELDS, request.filter, { dialect });
+    const order = parseSort(STEP_FIELDS, request.sortBy, { dialect });
+    if (!filter.where) return { where: sql`execution_id = ${executionId}`, order };
+    const budget = dialect === 'sqlite' ? sql` AND budget_check(seq)` : sql``;
+    return { where: sql`execution_id = ${executionId} AND ${filter.where}${budget}`, order };
   }
 
-  private budgeted<T>(fn: () => T): T {
+  private async budgeted<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return withQueryBudget(this.db, this.queryBudgetMs, fn);
+      return await this.db.withBudget(this.queryBudgetMs, fn);
     } catch (e) {
+      if (e instanceof RejectedPattern) throw patternError(e);
       throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
     }
   }
 
   /** The last step of an execution that failed (`error` or `unreachable`), in the runner's order; null if none did. */
-  lastFailedStep(executionId: string): StepInput | null {
-    const row = this.db.get<StepRow | undefined>(
-      sql`SELECT * FROM execution_steps WHERE execution_id = ${executionId} AND result IN ('error', 'unreachable') ORDER BY seq DESC LIMIT 1`,
+  async lastFailedStep(executionId: string): Promise<StepInput | null> {
+    const row = await this.db.get<StepRow>(
+      sql`SELECT ${STEP_COLUMNS} FROM execution_steps WHERE execution_id = ${executionId} AND result IN ('error', 'unreachable') ORDER BY seq DESC LIMIT 1`,
     );
     if (!row) return null;
     return {
@@ -179,44 +171,40 @@ export class ExecutionEventsRepository {
    * Stores a file a run handed back, once per `(execution, name)` (a resent one is the
    * same); true when it was new.
    */
-  addArtifact(executionId: string, seq: number, name: string, content: string): boolean {
-    return this.db.insert(executionArtifacts).values({ executionId, name, seq, content }).onConflictDoNothing().run().changes === 1;
+  async addArtifact(executionId: string, seq: number, name: string, content: string): Promise<boolean> {
+    const changed = await this.db.run(sql`
+      INSERT INTO execution_artifacts (execution_id, name, seq, content) VALUES (${executionId}, ${name}, ${seq}, ${content})
+      ON CONFLICT (execution_id, name) DO NOTHING`);
+    return changed === 1;
   }
 
   /** Whether the execution has a file of that name already. */
-  hasArtifact(executionId: string, name: string): boolean {
-    return (
-      this.db
-        .select({ name: executionArtifacts.name })
-        .from(executionArtifacts)
-        .where(and(eq(executionArtifacts.executionId, executionId), eq(executionArtifacts.name, name)))
-        .get() !== undefined
-    );
+  async hasArtifact(executionId: string, name: string): Promise<boolean> {
+    const row = await this.db.get(sql`SELECT name FROM execution_artifacts WHERE execution_id = ${executionId} AND name = ${name}`);
+    return row !== undefined;
   }
 
   /** How many files the execution has. */
-  countArtifacts(executionId: string): number {
-    return this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_artifacts WHERE execution_id = ${executionId}`).n;
+  async countArtifacts(executionId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_artifacts WHERE execution_id = ${executionId}`))?.n ?? 0;
   }
 
   /** The files of an execution, by name. */
-  listArtifacts(executionId: string): { name: string; content: string }[] {
-    return this.db
-      .select({ name: executionArtifacts.name, content: executionArtifacts.content })
-      .from(executionArtifacts)
-      .where(eq(executionArtifacts.executionId, executionId))
-      .orderBy(asc(executionArtifacts.name))
-      .all();
+  listArtifacts(executionId: string): Promise<{ name: string; content: string }[]> {
+    return this.db.all(sql`SELECT name, content FROM execution_artifacts WHERE execution_id = ${executionId} ORDER BY name`);
   }
 
   /** Forgets the files of an execution (at its end). */
-  removeArtifacts(executionId: string): void {
-    this.db.delete(executionArtifacts).where(eq(executionArtifacts.executionId, executionId)).run();
+  async removeArtifacts(executionId: string): Promise<void> {
+    await this.db.run(sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId}`);
   }
 
   /** Stores a log chunk once per `(execution, offset)`; true when it was new. */
-  appendLog(executionId: string, offset: number, text: string): boolean {
-    return this.db.insert(executionLogChunks).values({ executionId, offset, text }).onConflictDoNothing().run().changes === 1;
+  async appendLog(executionId: string, offset: number, text: string): Promise<boolean> {
+    const changed = await this.db.run(sql`
+      INSERT INTO execution_log_chunks (execution_id, "offset", text) VALUES (${executionId}, ${offset}, ${text})
+      ON CONFLICT (execution_id, "offset") DO NOTHING`);
+    return changed === 1;
   }
 
   /**
@@ -224,13 +212,12 @@ export class ExecutionEventsRepository {
    * order wait until the gap before them is filled. Returns the text and the next offset.
    * `maxChunks` bounds one read, so a follower far behind reads in bounded steps.
    */
-  readLog(executionId: string, fromOffset = 0, maxChunks?: number): { text: string; next: number } {
-    const query = this.db
-      .select({ offset: executionLogChunks.offset, text: executionLogChunks.text })
-      .from(executionLogChunks)
-      .where(and(eq(executionLogChunks.executionId, executionId), gte(executionLogChunks.offset, fromOffset)))
-      .orderBy(asc(executionLogChunks.offset));
-    const rows = maxChunks ? query.limit(maxChunks).all() : query.all();
+  async readLog(executionId: string, fromOffset = 0, maxChunks?: number): Promise<{ text: string; next: number }> {
+    const limit = maxChunks ? sql` LIMIT ${maxChunks}` : sql``;
+    const rows = await this.db.all<{ offset: number; text: string }>(sql`
+      SELECT "offset", text FROM execution_log_chunks
+       WHERE execution_id = ${executionId} AND "offset" >= ${fromOffset}
+       ORDER BY "offset"${limit}`);
     const parts: string[] = [];
     let next = fromOffset;
     for (const row of rows) {

@@ -1,8 +1,12 @@
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { badRequest } from '../errors.js';
 import type { ApiError } from '../errors.js';
-import { compileRegexp, type QueryBudgetExceeded } from './client.js';
+import type { Dialect, QueryBudgetExceeded, RejectedPattern } from './database.js';
+import { compileRegexp } from './regexp.js';
 import type { VersionedTable } from './schema/versioned.js';
+
+/** The type of a column a list may filter on: values of another type are refused. */
+export type ColumnType = 'text' | 'number';
 
 /** Which fields of a model's `data` may be filtered and sorted on, and the default order. */
 export interface ModelFields {
@@ -11,20 +15,22 @@ export interface ModelFields {
   /** Default order: field and direction (1 ascending, -1 descending). */
   readonly defaultSort: readonly (readonly [string, 1 | -1])[];
   /**
-   * For tables that are not versioned models: field name → column. When set, only these
-   * fields exist.
+   * For tables that are not versioned models: field name → column and its type. When set,
+   * only these fields exist.
    */
-  readonly columns?: Readonly<Record<string, string>>;
+  readonly columns?: Readonly<Record<string, readonly [column: string, type: ColumnType]>>;
+  /** The column that orders rows equal on every sort field (default `pk`). */
+  readonly tiebreak?: string;
 }
 
 // Looked up as own entries only: `name in {...}` also finds `toString`, `constructor`,
 // `__proto__` and the rest of Object.prototype.
-const ENVELOPE_COLUMNS: ReadonlyMap<string, string> = new Map([
-  ['id', 'id'],
-  ['version', 'version'],
-  ['time_updated', 'time_updated'],
-  ['time_deleted', 'time_deleted'],
-  ['initiator_id', 'initiator_id'],
+const ENVELOPE_COLUMNS: ReadonlyMap<string, readonly [string, ColumnType]> = new Map([
+  ['id', ['id', 'text']],
+  ['version', ['version', 'number']],
+  ['time_updated', ['time_updated', 'number']],
+  ['time_deleted', ['time_deleted', 'number']],
+  ['initiator_id', ['initiator_id', 'text']],
 ]);
 const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'regexp'] as const;
 type Operator = (typeof OPERATORS)[number];
@@ -34,38 +40,71 @@ const MAX_CONDITIONS = 32;
 const MAX_IN_VALUES = 1000;
 const PATH_PART = /^[A-Za-z0-9_]{1,64}$/;
 
-/** How the expressions of `data` fields are written (see `fieldExpression`). */
+/** How the expressions of fields are written (see `fieldExpression`). */
 export interface ExpressionOptions {
+  /** The engine the SQL is for (default SQLite). */
+  readonly dialect?: Dialect;
   /**
-   * Guard each `json_extract` with `json_valid`, so that a row whose data SQLite's JSON
-   * functions reject (nested deeper than SQLite's limit, stored before the write bounds)
+   * SQLite: guard each `json_extract` with `json_valid`, so that a row whose data SQLite's
+   * JSON functions reject (nested deeper than SQLite's limit, stored before the write bounds)
    * reads as null instead of failing the whole query. The guarded expressions do not match
    * the expression indexes: lists use them only when the indexed form has failed.
    */
   readonly guarded?: boolean;
 }
 
+/** A field as SQL: the expression compared and sorted on, its text for `regexp`, and how values bind to it. */
+export interface FieldExpression {
+  readonly expr: SQL;
+  readonly text: SQL;
+  /** `json`: a field of `data`; otherwise a column of that type. */
+  readonly kind: 'json' | ColumnType;
+}
+
 /**
  * The SQL expression of a field. Envelope fields are columns; data fields are the exact
- * `json_extract(data, '$.field')` expression the expression indexes are built on (or its
- * guarded form, `options.guarded`). The name is checked against the model's fields first,
- * so it is safe to embed.
+ * expression the expression indexes are built on: on SQLite `json_extract(data, '$.a.b')`
+ * (or its guarded form, `options.guarded`), on PostgreSQL
+ * `(NULLIF(data::jsonb #> '{a,b}', 'null'::jsonb))`, which reads a JSON null as SQL NULL as
+ * SQLite does. The name is checked against the model's fields first, so it is safe to embed.
  */
-export function fieldExpression(fields: ModelFields, name: string, options: ExpressionOptions = {}): SQL {
+export function fieldExpression(fields: ModelFields, name: string, options: ExpressionOptions = {}): FieldExpression {
+  const postgres = options.dialect === 'postgres';
+  const column = (c: readonly [string, ColumnType]): FieldExpression => ({
+    expr: sql.raw(c[0]),
+    text: sql.raw(postgres && c[1] === 'number' ? `${c[0]}::text` : c[0]),
+    kind: c[1],
+  });
   if (fields.columns) {
-    const column = Object.hasOwn(fields.columns, name) ? fields.columns[name] : undefined;
-    if (!column) throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${Object.keys(fields.columns).join(', ')}.`);
-    return sql.raw(column);
+    const found = Object.hasOwn(fields.columns, name) ? fields.columns[name] : undefined;
+    if (!found) throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${Object.keys(fields.columns).join(', ')}.`);
+    return column(found);
   }
   const envelope = ENVELOPE_COLUMNS.get(name);
-  if (envelope) return sql.raw(envelope);
+  if (envelope) return column(envelope);
   const parts = name.split('.');
   const top = parts[0] ?? '';
   if (!fields.data.includes(top) || parts.length > 8 || !parts.every((p) => PATH_PART.test(p))) {
     throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${[...ENVELOPE_COLUMNS.keys(), ...fields.data].join(', ')}.`);
   }
+  if (postgres) {
+    const path = `'{${parts.join(',')}}'`;
+    return { expr: sql.raw(`(NULLIF(data::jsonb #> ${path}, 'null'::jsonb))`), text: sql.raw(`(data::jsonb #>> ${path})`), kind: 'json' };
+  }
   const extract = `json_extract(data, '$.${parts.join('.')}')`;
-  return sql.raw(options.guarded ? `(CASE WHEN json_valid(data) THEN ${extract} END)` : extract);
+  const expr = sql.raw(options.guarded ? `(CASE WHEN json_valid(data) THEN ${extract} END)` : extract);
+  return { expr, text: expr, kind: 'json' };
+}
+
+/** A value bound for comparison with a field: JSON for data fields on PostgreSQL; a 400 when a column's type differs. */
+export function bindValue(field: FieldExpression, name: string, value: string | number | boolean, dialect: Dialect = 'sqlite'): SQL {
+  if (field.kind !== 'json') {
+    const type: ColumnType = typeof value === 'string' ? 'text' : 'number';
+    if (type !== field.kind) throw badRequest(`Filter on "${name.slice(0, 100)}" takes a ${field.kind === 'text' ? 'string' : 'number'}.`);
+  }
+  if (dialect === 'postgres') return field.kind === 'json' ? sql`${JSON.stringify(value)}::jsonb` : sql`${typeof value === 'boolean' ? Number(value) : value}`;
+  if (typeof value === 'boolean') return sql`${value ? 1 : 0}`;
+  return sql`${value}`;
 }
 
 function parseJsonParam(name: string, text: string | undefined): Record<string, unknown> {
@@ -88,45 +127,48 @@ function scalar(field: string, value: unknown): Scalar {
   throw badRequest(`Filter on "${field}" takes a string, number, boolean or null.`);
 }
 
-function bind(value: Scalar): SQL {
-  if (typeof value === 'boolean') return sql`${value ? 1 : 0}`;
-  return sql`${value}`;
-}
-
-function condition(expr: SQL, field: string, op: Operator, raw: unknown): SQL {
+function condition(field: FieldExpression, name: string, op: Operator, raw: unknown, dialect: Dialect): SQL {
+  const expr = field.expr;
+  const bind = (v: string | number | boolean): SQL => bindValue(field, name, v, dialect);
   switch (op) {
     case 'eq': {
-      const v = scalar(field, raw);
+      const v = scalar(name, raw);
       return v === null ? sql`${expr} IS NULL` : sql`${expr} = ${bind(v)}`;
     }
     case 'ne': {
-      const v = scalar(field, raw);
+      const v = scalar(name, raw);
       return v === null ? sql`${expr} IS NOT NULL` : sql`(${expr} IS NULL OR ${expr} <> ${bind(v)})`;
     }
     case 'gt':
-      return sql`${expr} > ${bind(scalar(field, raw))}`;
     case 'gte':
-      return sql`${expr} >= ${bind(scalar(field, raw))}`;
     case 'lt':
-      return sql`${expr} < ${bind(scalar(field, raw))}`;
-    case 'lte':
-      return sql`${expr} <= ${bind(scalar(field, raw))}`;
+    case 'lte': {
+      const v = scalar(name, raw);
+      const operator = sql.raw({ gt: '>', gte: '>=', lt: '<', lte: '<=' }[op]);
+      // Nothing is ordered against null.
+      return v === null ? sql`1 = 0` : sql`${expr} ${operator} ${bind(v)}`;
+    }
     case 'in': {
       if (!Array.isArray(raw) || raw.length > MAX_IN_VALUES) {
-        throw badRequest(`Filter "in" on "${field}" takes a list of at most ${MAX_IN_VALUES} values.`);
+        throw badRequest(`Filter "in" on "${name}" takes a list of at most ${MAX_IN_VALUES} values.`);
       }
-      if (raw.length === 0) return sql`0`;
-      const values = raw.map((v) => bind(scalar(field, v)));
-      return sql`${expr} IN (${sql.join(values, sql`, `)})`;
+      const values = raw.map((v) => scalar(name, v));
+      const present = values.filter((v): v is string | number | boolean => v !== null);
+      const parts: SQL[] = [];
+      if (present.length) parts.push(sql`${expr} IN (${sql.join(present.map(bind), sql`, `)})`);
+      if (present.length < values.length) parts.push(sql`${expr} IS NULL`);
+      if (parts.length === 0) return sql`1 = 0`;
+      return parts.length === 1 ? (parts[0] as SQL) : sql`(${sql.join(parts, sql` OR `)})`;
     }
     case 'regexp': {
-      if (typeof raw !== 'string') throw badRequest(`Filter "regexp" on "${field}" takes a string.`);
+      if (typeof raw !== 'string') throw badRequest(`Filter "regexp" on "${name}" takes a string.`);
       try {
         compileRegexp(raw);
       } catch (e) {
-        throw badRequest(`Filter "regexp" on "${field}": ${(e as Error).message}.`);
+        throw badRequest(`Filter "regexp" on "${name}": ${(e as Error).message}.`);
       }
-      return sql`regexp(${raw}, ${expr})`;
+      // PostgreSQL's own engine runs it (bounded by statement_timeout); SQLite calls RE2.
+      return dialect === 'postgres' ? sql`(${field.text} ~ ${raw})` : sql`regexp(${raw}, ${field.text})`;
     }
   }
 }
@@ -143,6 +185,7 @@ export function parseFilter(fields: ModelFields, text: string | undefined, optio
   const parts: SQL[] = [];
   for (const [field, spec] of Object.entries(filter)) {
     const expr = fieldExpression(fields, field, options);
+    const dialect = options.dialect ?? 'sqlite';
     if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
       const ops = Object.entries(spec as Record<string, unknown>);
       if (ops.length === 0) throw badRequest(`Filter on "${field}" names no operator.`);
@@ -150,10 +193,10 @@ export function parseFilter(fields: ModelFields, text: string | undefined, optio
         if (!OPERATOR_SET.has(op)) {
           throw badRequest(`Unknown filter operator "${op.slice(0, 32)}": operators are ${OPERATORS.join(', ')}.`);
         }
-        parts.push(condition(expr, field, op as Operator, value));
+        parts.push(condition(expr, field, op as Operator, value, dialect));
       }
     } else {
-      parts.push(condition(expr, field, 'eq', spec));
+      parts.push(condition(expr, field, 'eq', spec, dialect));
     }
     if (parts.length > MAX_CONDITIONS) throw badRequest(`A filter takes at most ${MAX_CONDITIONS} conditions.`);
   }
@@ -178,11 +221,21 @@ export function parseSort(
   const order = entries.length ? entries : (options.defaultSort ?? fields.defaultSort);
   const parts = order.map(([field, dir]) => {
     if (dir !== 1 && dir !== -1) throw badRequest(`sort_by of "${field.slice(0, 100)}" must be 1 or -1.`);
-    const expr = fieldExpression(fields, field, options);
-    return dir === 1 ? sql`${expr} ASC` : sql`${expr} DESC`;
+    const { expr } = fieldExpression(fields, field, options);
+    // NULLs first ascending, last descending, in both engines (SQLite's order).
+    return dir === 1 ? sql`${expr} ASC${nulls(options, 'FIRST')}` : sql`${expr} DESC${nulls(options, 'LAST')}`;
   });
-  parts.push(sql`rowid ASC`);
+  parts.push(sql`${sql.raw(fields.tiebreak ?? 'pk')} ASC`);
   return sql.join(parts, sql`, `);
+}
+
+function nulls(options: ExpressionOptions, where: 'FIRST' | 'LAST'): SQL {
+  return options.dialect === 'postgres' ? sql.raw(` NULLS ${where}`) : sql``;
+}
+
+/** The answer to a list whose `regexp` the database's engine refused. */
+export function patternError(e: RejectedPattern): ApiError {
+  return badRequest(`Filter "regexp": ${e.message}.`);
 }
 
 /** The answer to a list query stopped at its time budget (`withQueryBudget`). */

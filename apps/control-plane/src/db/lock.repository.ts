@@ -1,75 +1,98 @@
-import { and, eq, gt, inArray, lte } from 'drizzle-orm';
-import type { Db } from './client.js';
-import { serverLocks } from './schema/index.js';
+import { sql } from 'drizzle-orm';
+import type { Database } from './database.js';
 
 /** A held server lock. */
-export type ServerLock = typeof serverLocks.$inferSelect;
+export interface ServerLock {
+  readonly serverId: string;
+  readonly executionId: string;
+  readonly owner: string;
+  readonly expiresAt: number;
+}
+
+const LOCK_COLUMNS = sql.raw('server_id AS "serverId", execution_id AS "executionId", owner, expires_at AS "expiresAt"');
+
+function idList(ids: readonly string[]) {
+  return sql.join(
+    ids.map((id) => sql`${id}`),
+    sql`, `,
+  );
+}
 
 /** Server locks as leases (ARCHITECTURE.md "Server locks"). Times in milliseconds. */
 export class LockRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Database) {}
 
   /** The unexpired lock of a server, if any. */
-  lockOf(serverId: string, nowMs: number): ServerLock | undefined {
-    return this.db
-      .select()
-      .from(serverLocks)
-      .where(and(eq(serverLocks.serverId, serverId), gt(serverLocks.expiresAt, nowMs)))
-      .get();
+  lockOf(serverId: string, nowMs: number): Promise<ServerLock | undefined> {
+    return this.db.get<ServerLock>(sql`SELECT ${LOCK_COLUMNS} FROM server_locks WHERE server_id = ${serverId} AND expires_at > ${nowMs}`);
   }
 
   /** Every unexpired lock. */
-  held(nowMs: number): ServerLock[] {
-    return this.db.select().from(serverLocks).where(gt(serverLocks.expiresAt, nowMs)).all();
+  held(nowMs: number): Promise<ServerLock[]> {
+    return this.db.all<ServerLock>(sql`SELECT ${LOCK_COLUMNS} FROM server_locks WHERE expires_at > ${nowMs}`);
   }
 
   /**
    * Locks every server for the execution at once, or none: false when any of them holds an
-   * unexpired lock. The caller holds the transaction.
+   * unexpired lock. The caller holds the transaction. On PostgreSQL the rows of expired
+   * locks are deleted and the new ones inserted under the servers' primary keys, so two
+   * replicas locking one server at once cannot both succeed: the second insert waits for the
+   * first transaction and then finds the row (`ON CONFLICT DO NOTHING` inserts fewer rows).
    */
-  lockAll(serverIds: readonly string[], executionId: string, owner: string, expiresAt: number, nowMs: number): boolean {
+  async lockAll(serverIds: readonly string[], executionId: string, owner: string, expiresAt: number, nowMs: number): Promise<boolean> {
     if (serverIds.length === 0) return true;
-    const taken = this.db
-      .select()
-      .from(serverLocks)
-      .where(and(inArray(serverLocks.serverId, [...serverIds]), gt(serverLocks.expiresAt, nowMs)))
-      .all();
-    if (taken.length > 0) return false;
-    this.db.delete(serverLocks).where(inArray(serverLocks.serverId, [...serverIds])).run();
-    this.db
-      .insert(serverLocks)
-      .values(serverIds.map((serverId) => ({ serverId, executionId, owner, expiresAt })))
-      .run();
+    const ids = idList(serverIds);
+    const taken = await this.db.get<{ n: number }>(
+      sql`SELECT count(*) AS n FROM server_locks WHERE server_id IN (${ids}) AND expires_at > ${nowMs}`,
+    );
+    if ((taken?.n ?? 0) > 0) return false;
+    await this.db.run(sql`DELETE FROM server_locks WHERE server_id IN (${ids}) AND expires_at <= ${nowMs}`);
+    const values = sql.join(
+      serverIds.map((serverId) => sql`(${serverId}, ${executionId}, ${owner}, ${expiresAt})`),
+      sql`, `,
+    );
+    const inserted = await this.db.run(
+      sql`INSERT INTO server_locks (server_id, execution_id, owner, expires_at) VALUES ${values} ON CONFLICT (server_id) DO NOTHING`,
+    );
+    if (inserted !== serverIds.length) throw new LockConflict();
     return true;
   }
 
   /** Extends every lease of an owner; returns how many. */
-  renew(owner: string, expiresAt: number): number {
-    return this.db.update(serverLocks).set({ expiresAt }).where(eq(serverLocks.owner, owner)).run().changes;
+  renew(owner: string, expiresAt: number): Promise<number> {
+    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner = ${owner}`);
   }
 
   /** Extends every lease, whoever holds it; returns how many. */
-  renewAll(expiresAt: number): number {
-    return this.db.update(serverLocks).set({ expiresAt }).run().changes;
+  renewAll(expiresAt: number): Promise<number> {
+    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt}`);
   }
 
   /** Extends the leases of one execution. */
-  renewExecution(executionId: string, expiresAt: number): number {
-    return this.db.update(serverLocks).set({ expiresAt }).where(eq(serverLocks.executionId, executionId)).run().changes;
+  renewExecution(executionId: string, expiresAt: number): Promise<number> {
+    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE execution_id = ${executionId}`);
   }
 
   /** Releases the locks of an execution. */
-  release(executionId: string): void {
-    this.db.delete(serverLocks).where(eq(serverLocks.executionId, executionId)).run();
+  async release(executionId: string): Promise<void> {
+    await this.db.run(sql`DELETE FROM server_locks WHERE execution_id = ${executionId}`);
   }
 
   /** The executions whose leases have expired. */
-  expiredExecutions(nowMs: number): string[] {
-    const rows = this.db
-      .selectDistinct({ executionId: serverLocks.executionId })
-      .from(serverLocks)
-      .where(lte(serverLocks.expiresAt, nowMs))
-      .all();
+  async expiredExecutions(nowMs: number): Promise<string[]> {
+    const rows = await this.db.all<{ executionId: string }>(
+      sql`SELECT DISTINCT execution_id AS "executionId" FROM server_locks WHERE expires_at <= ${nowMs}`,
+    );
     return rows.map((r) => r.executionId);
+  }
+}
+
+/**
+ * Another transaction locked one of the servers between the check and the insert (another
+ * replica): the caller's transaction is rolled back, and the execution stays queued.
+ */
+export class LockConflict extends Error {
+  constructor() {
+    super('a server was locked by another transaction meanwhile');
   }
 }

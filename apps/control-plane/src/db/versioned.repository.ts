@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
-import { and, eq, getTableName, sql, type SQL } from 'drizzle-orm';
-import { SqliteError } from 'better-sqlite3';
+import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
-import { tableChanges, type ChangeCounter } from './change-counter.js';
-import { QueryBudgetExceeded, withQueryBudget, type Db } from './client.js';
-import { budgetError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { changeCounters, type ChangeCounters } from './change-counter.js';
+import { atomically, QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
+import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { SqliteDatabase } from './sqlite.js';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
@@ -33,14 +33,21 @@ interface Row {
   data: string;
 }
 
-const COLUMN_LIST = 'id, version, time_updated, time_deleted, initiator_id, data';
-const COLUMNS = sql.raw(COLUMN_LIST);
-const TEXT_COLUMN_LIST = 'pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data';
-const TEXT_COLUMNS = sql.raw(TEXT_COLUMN_LIST);
+const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
+/** The stored text of `data` as bytes: SQLite hands a BLOB over as a Buffer; PostgreSQL's text is turned into one. */
+const TEXT_COLUMNS = {
+  sqlite: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data'),
+  postgres: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, data'),
+} as const;
 
-/** An error SQLite's JSON functions raise on a stored document they cannot read. */
-function isJsonError(e: unknown): boolean {
-  return e instanceof SqliteError && /JSON/.test(e.message);
+/** `\u0000` as JSON writes a NUL character: an odd number of backslashes before `u0000`. */
+const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
+
+/** A row of `TEXT_COLUMNS`, its `data` a Buffer on SQLite and a string on PostgreSQL. */
+type TextRow = Omit<StoredText, 'data'> & { data: Buffer | string };
+
+function textRow(row: TextRow): StoredText {
+  return typeof row.data === 'string' ? { ...row, data: Buffer.from(row.data) } : (row as StoredText);
 }
 
 /**
@@ -49,77 +56,54 @@ function isJsonError(e: unknown): boolean {
  * `is_latest` mark.
  */
 export class VersionedRepository<D> {
-  private readonly latestById;
-  private readonly byVersion;
-  private readonly byPk;
-  private readonly insertRow;
-  private readonly unmarkLatest;
   private readonly limits: RepositoryLimits;
+  private readonly name: string;
+  private readonly table: SQL;
 
-  /** Bumped by every write to the table, by this repository or another on the same table. */
-  private readonly changes: ChangeCounter;
+  /** The writes to the table, by this repository or another on the same table. */
+  private readonly changes: ChangeCounters;
   /** The latest versions read, by id, when enabled (`options.cacheLatest`). */
   private readonly latest: Map<string, Stored<D>> | null;
-  /** The value of `changes` the entries of `latest` were read at. */
+  /** The change count the entries of `latest` were read at. */
   private latestAt = -1;
   private readonly latestMax: number;
 
   /**
    * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
    * memory, for tables written seldom and read on many requests (users, roles): any write to
-   * the table empties it (see `ChangeCounter`), and nothing read inside a transaction is
+   * the table empties it (see `ChangeCounters`), and nothing read inside a transaction is
    * kept (it may be rolled back). Models handed out from it are frozen. `options.limits`
    * bounds list queries and stored documents (`DEFAULT_LIMITS` when not given).
    */
   constructor(
-    private readonly db: Db,
-    private readonly table: VersionedTable,
+    private readonly db: Database,
+    table: VersionedTable,
     readonly fields: ModelFields,
     options: { cacheLatest?: number; limits?: RepositoryLimits } = {},
   ) {
     this.limits = options.limits ?? DEFAULT_LIMITS;
-    this.changes = tableChanges(db, getTableName(table));
+    this.name = getTableName(table);
+    this.table = tableName(table);
+    this.changes = changeCounters(db);
     this.latestMax = options.cacheLatest ?? 0;
     this.latest = this.latestMax > 0 ? new Map() : null;
-    const t = table;
-    // `is_latest = 1` as a literal, not a bound parameter (Drizzle binds `eq(col, true)`):
-    // whether the partial index `<table>_latest` (WHERE is_latest = 1) applies then depends
-    // on the bound value, so SQLite recompiles the statement each time it is run with new
-    // bindings, which tripled the cost of this lookup (the model read of every
-    // `GET /v1/<model>/{id}/` and the check of every change). The reads are plain
-    // better-sqlite3 statements: Drizzle's row mapping cost as much as the query.
-    const isLatest = sql`${t.isLatest} = 1`;
-    const name = getTableName(t).replace(/"/g, '""');
-    this.latestById = db.$client.prepare<[string], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND is_latest = 1`);
-    this.byVersion = db.$client.prepare<[string, number], Row>(`SELECT ${COLUMN_LIST} FROM "${name}" WHERE id = ? AND version = ?`);
-    this.byPk = db.$client.prepare<[number], StoredText>(`SELECT ${TEXT_COLUMN_LIST} FROM "${name}" WHERE pk = ?`);
-    this.insertRow = db.$client.prepare<[string, number, number, number, string | null, string]>(
-      `INSERT INTO "${name}" (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (?, ?, ?, ?, ?, 1, ?)`,
-    );
-    this.unmarkLatest = db
-      .update(t)
-      .set({ isLatest: false })
-      .where(and(eq(t.id, sql.placeholder('id')), isLatest))
-      .prepare();
   }
 
   /** The latest version of a model, deleted or not. */
-  get(id: string): Stored<D> | undefined {
+  async get(id: string): Promise<Stored<D> | undefined> {
     const cache = this.latest;
-    if (!cache) {
-      const row = this.latestById.get(id);
-      return row && this.fromRow(row);
-    }
-    if (this.latestAt !== this.changes.value) {
+    if (!cache) return this.read(id);
+    // The count is taken before the read: a write after it changes the count, so what is
+    // read is never kept under a count it is older than.
+    const at = await this.changes.read([this.name]);
+    if (this.latestAt !== at) {
       cache.clear();
-      this.latestAt = this.changes.value;
+      this.latestAt = at;
     }
     const cached = cache.get(id);
     if (cached) return cached;
-    const row = this.latestById.get(id);
-    if (!row) return undefined;
-    const model = this.fromRow(row);
-    if (this.db.$client.inTransaction) return model;
+    const model = await this.read(id);
+    if (!model || this.db.inTransaction() || this.latestAt !== at) return model;
     if (cache.size >= this.latestMax) {
       const oldest = cache.keys().next();
       if (!oldest.done) cache.delete(oldest.value);
@@ -129,9 +113,40 @@ export class VersionedRepository<D> {
     return model;
   }
 
+  /**
+   * The latest version of a model, read to be changed: the caller holds the transaction, and
+   * on PostgreSQL the row stays locked until it ends, so that two replicas changing one model
+   * take turns instead of both appending the same next version.
+   */
+  async getForUpdate(id: string): Promise<Stored<D> | undefined> {
+    // An advisory lock on (table, id), not `FOR UPDATE` on the row: the row a waiter would
+    // lock stops being the latest when the holder appends, and READ COMMITTED would then
+    // find no row at all. Taken first, the lock makes the read after it see the holder's
+    // committed version. (A hash collision only makes two models take turns.)
+    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext(${this.name}), hashtext(${id}))`);
+    return this.read(id);
+  }
+
+  /**
+   * As `getForUpdate`, without waiting: null when another transaction (another replica)
+   * holds the model, which the caller then skips, as `SKIP LOCKED` would.
+   */
+  async tryGetForUpdate(id: string): Promise<Stored<D> | undefined | null> {
+    if (this.db.dialect === 'postgres') {
+      const row = await this.db.get<{ ok: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(${id})) AS ok`);
+      if (!row?.ok) return null;
+    }
+    return this.read(id);
+  }
+
+  private async read(id: string): Promise<Stored<D> | undefined> {
+    const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND is_latest = 1`);
+    return row && this.fromRow(row);
+  }
+
   /** One version of a model. */
-  getVersion(id: string, version: number): Stored<D> | undefined {
-    const row = this.byVersion.get(id, version);
+  async getVersion(id: string, version: number): Promise<Stored<D> | undefined> {
+    const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND version = ${version}`);
     return row && this.fromRow(row);
   }
 
@@ -139,8 +154,8 @@ export class VersionedRepository<D> {
    * A page of the versions of a model, deleted versions included, filtered and sorted as the
    * request says (api-v1 §4); newest first by default.
    */
-  listVersions(id: string, request: ListRequest): Page<Stored<D>> {
-    const page = this.query((options) => {
+  async listVersions(id: string, request: ListRequest): Promise<Page<Stored<D>>> {
+    const page = await this.query((options) => {
       const { where, order } = this.versionClauses(id, request, options);
       return this.page<Row>(COLUMNS, where, order, request);
     });
@@ -148,14 +163,14 @@ export class VersionedRepository<D> {
   }
 
   /** How many versions a model has (0 when the id is unknown). */
-  countVersions(id: string): number {
-    return this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${tableName(this.table)} WHERE id = ${id}`).n;
+  async countVersions(id: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE id = ${id}`))?.n ?? 0;
   }
 
   /** As `listVersions`, every match, read in batches (`ListCursor`). */
-  cursorVersions(id: string, request: ListRequest): ListCursor<StoredText> {
+  async cursorVersions(id: string, request: ListRequest): Promise<ListCursor<StoredText>> {
     return this.readKeys(
-      this.query((options) => {
+      await this.query((options) => {
         const { where, order } = this.versionClauses(id, request, options);
         return this.keys(where, order);
       }),
@@ -166,20 +181,21 @@ export class VersionedRepository<D> {
    * The latest version of each model matching the request. Deleted models are left out
    * unless the filter names `time_deleted`, which then replaces that condition.
    */
-  list(request: ListRequest, extra?: SQL): Page<Stored<D>> {
-    const page = this.listRows<Row>(COLUMNS, request, extra);
+  async list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
+    const page = await this.listRows<Row>(COLUMNS, request, extra);
     return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
   }
 
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
-  listText(request: ListRequest, extra?: SQL): Page<StoredText> {
-    return this.listRows<StoredText>(TEXT_COLUMNS, request, extra);
+  async listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
+    const page = await this.listRows<TextRow>(TEXT_COLUMNS[this.db.dialect], request, extra);
+    return { items: page.items.map(textRow), total: page.total };
   }
 
   /** As `listText`, every match, read in batches (`ListCursor`). */
-  cursor(request: ListRequest, extra?: SQL): ListCursor<StoredText> {
+  async cursor(request: ListRequest, extra?: SQL): Promise<ListCursor<StoredText>> {
     return this.readKeys(
-      this.query((options) => {
+      await this.query((options) => {
         const { where, order } = this.listClauses(request, extra, options);
         return this.keys(where, order);
       }),
@@ -189,23 +205,25 @@ export class VersionedRepository<D> {
   /** A cursor over the rows of `keys`, in their order. */
   private readKeys(keys: readonly number[]): ListCursor<StoredText> {
     let next = 0;
+    const columns = TEXT_COLUMNS[this.db.dialect];
     return {
       total: keys.length,
-      next: () => {
+      next: async () => {
         const rows: StoredText[] = [];
         let bytes = 0;
         while (next < keys.length && rows.length < BATCH_ROWS && bytes < BATCH_BYTES) {
-          const row = this.byPk.get(keys[next++] as number);
+          const row = await this.db.get<TextRow>(sql`SELECT ${columns} FROM ${this.table} WHERE pk = ${keys[next++] as number}`);
           if (!row) continue;
-          rows.push(row);
-          bytes += row.data.length;
+          const text = textRow(row);
+          rows.push(text);
+          bytes += text.data.length;
         }
         return rows;
       },
     };
   }
 
-  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Page<R> {
+  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Promise<Page<R>> {
     return this.query((options) => {
       const { where, order } = this.listClauses(request, extra, options);
       return this.page<R>(columns, where, order, request);
@@ -219,7 +237,7 @@ export class VersionedRepository<D> {
     if (!filter.namesTimeDeleted) conditions.push(sql`time_deleted = 0`);
     if (filter.where) conditions.push(filter.where);
     if (extra) conditions.push(extra);
-    if (request.filter || request.sortBy) conditions.push(sql`budget_check(pk)`);
+    if ((request.filter || request.sortBy) && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
@@ -227,21 +245,22 @@ export class VersionedRepository<D> {
     const filter = parseFilter(this.fields, request.filter, options);
     const order = parseSort(this.fields, request.sortBy, { ...options, defaultSort: [['version', -1]] });
     const conditions: SQL[] = [sql`id = ${id}`];
-    if (filter.where) conditions.push(filter.where, sql`budget_check(pk)`);
+    if (filter.where) conditions.push(filter.where);
+    if (filter.where && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
-  private page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Page<R> {
-    const name = tableName(this.table);
-    const count = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${name} WHERE ${where}`);
+  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
+    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const rows = this.db.all<R>(sql`SELECT ${columns} FROM ${name} WHERE ${where} ORDER BY ${order}${limit}`);
-    return { items: rows, total: count.n };
+    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
+    return { items: rows, total: count?.n ?? 0 };
   }
 
   /** The keys of the matching rows, in order. */
-  private keys(where: SQL, order: SQL): number[] {
-    return this.db.values<[number]>(sql`SELECT pk FROM ${tableName(this.table)} WHERE ${where} ORDER BY ${order}`).map((r) => r[0]);
+  private async keys(where: SQL, order: SQL): Promise<number[]> {
+    const rows = await this.db.all<{ pk: number }>(sql`SELECT pk FROM ${this.table} WHERE ${where} ORDER BY ${order}`);
+    return rows.map((r) => r.pk);
   }
 
   /**
@@ -250,43 +269,45 @@ export class VersionedRepository<D> {
    * with guarded expressions (`ExpressionOptions.guarded`), which read such a document as
    * null. The first, indexed try keeps lists fast in the normal case.
    */
-  private query<T>(run: (options: ExpressionOptions) => T): T {
+  private async query<T>(run: (options: ExpressionOptions) => Promise<T>): Promise<T> {
+    const dialect = this.db.dialect;
     try {
-      return withQueryBudget(this.db, this.limits.queryBudgetMs, () => {
+      return await this.db.withBudget(this.limits.queryBudgetMs, async () => {
         try {
-          return run({});
+          return await run({ dialect });
         } catch (e) {
-          if (!isJsonError(e)) throw e;
-          return run({ guarded: true });
+          if (!SqliteDatabase.isJsonError(e)) throw e;
+          return run({ dialect, guarded: true });
         }
       });
     } catch (e) {
+      if (e instanceof RejectedPattern) throw patternError(e);
       throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
     }
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
-  findLive(field: string, value: string): Stored<D> | undefined {
-    const expr = fieldExpression(this.fields, field);
-    const row = this.db.get<Row | undefined>(
-      sql`SELECT ${COLUMNS} FROM ${tableName(this.table)} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr} = ${value}`,
+  async findLive(field: string, value: string): Promise<Stored<D> | undefined> {
+    const expr = fieldExpression(this.fields, field, { dialect: this.db.dialect });
+    const row = await this.db.get<Row>(
+      sql`SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(expr, field, value, this.db.dialect)}`,
     );
     return row && this.fromRow(row);
   }
 
   /** How many live models have `field` equal to `value`. */
-  countLive(field: string, value: string): number {
-    const expr = fieldExpression(this.fields, field);
-    const row = this.db.get<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${tableName(this.table)} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr} = ${value}`,
+  async countLive(field: string, value: string): Promise<number> {
+    const expr = fieldExpression(this.fields, field, { dialect: this.db.dialect });
+    const row = await this.db.get<{ n: number }>(
+      sql`SELECT count(*) AS n FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(expr, field, value, this.db.dialect)}`,
     );
-    return row.n;
+    return row?.n ?? 0;
   }
 
   /** Stores version 1 of a new model. */
-  create(data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Stored<D> {
+  async create(data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Promise<Stored<D>> {
     const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
-    this.insert(model);
+    await this.insert(model);
     return model;
   }
 
@@ -296,12 +317,12 @@ export class VersionedRepository<D> {
    * (the same `time_deleted`, and `data` equal as JSON: key order and keys holding
    * `undefined` do not count) stores nothing and returns `latest`: a version is a change.
    */
-  append(
+  async append(
     latest: Stored<D>,
     change: { data?: D; time_deleted?: number },
     initiatorId: string | null,
     now: number,
-  ): Stored<D> {
+  ): Promise<Stored<D>> {
     if ((change.time_deleted ?? latest.time_deleted) === latest.time_deleted && (change.data === undefined || jsonEqual(change.data, latest.data))) {
       return latest;
     }
@@ -313,22 +334,32 @@ export class VersionedRepository<D> {
       initiator_id: initiatorId,
       data: change.data ?? latest.data,
     };
-    this.changes.bump();
-    this.unmarkLatest.run({ id: latest.id });
-    this.insert(next);
+    await atomically(this.db, async () => {
+      await this.changes.bump(this.name);
+      await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id = ${latest.id} AND is_latest = 1`);
+      await this.insert(next);
+    });
     return next;
   }
 
-  /** Runs `fn` in one (synchronous) transaction. */
-  transaction<T>(fn: () => T): T {
+  /** Runs `fn` once the caller's transaction commits (at once outside one; see `Database.afterCommit`). */
+  afterCommit(fn: () => void): void {
+    this.db.afterCommit(fn);
+  }
+
+  /** Runs `fn` in one transaction (see `Database.transaction`). */
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.transaction(fn);
   }
 
-  private insert(model: Stored<D>): void {
+  private async insert(model: Stored<D>): Promise<void> {
     if (nestsDeeper(model.data, MAX_DATA_DEPTH)) {
       throw invalidJson(`The data of a model may nest at most ${MAX_DATA_DEPTH} levels of objects and arrays.`);
     }
     const text = JSON.stringify(model.data);
+    // The API refuses NUL characters in requests; this keeps any other path from storing one
+    // (PostgreSQL's JSON cannot hold it, and every list would then fail on the row).
+    if (ESCAPED_NUL.test(text)) throw invalidJson('The data of a model may not hold a NUL character (U+0000).');
     const bytes = Buffer.byteLength(text);
     if (bytes > this.limits.maxDataBytes) {
       throw new ApiError(
@@ -337,14 +368,17 @@ export class VersionedRepository<D> {
         `The data of a model is at most ${this.limits.maxDataBytes} bytes as JSON; this one is ${bytes} bytes.`,
       );
     }
-    this.changes.bump();
     try {
-      this.insertRow.run(model.id, model.version, model.time_updated, model.time_deleted, model.initiator_id, text);
+      // The count and the row in one transaction: a replica that reads the new count reads the row.
+      await atomically(this.db, async () => {
+        await this.changes.bump(this.name);
+        await this.db.run(
+          sql`INSERT INTO ${this.table} (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text})`,
+        );
+      });
     } catch (e) {
-      if (e instanceof SqliteError && e.code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        const field = /json_extract\(data, '\$\.(\w+)'\)|\.(\w+)$/.exec(e.message);
-        throw new UniqueViolation(field?.[1] ?? field?.[2] ?? 'id');
-      }
+      const field = this.db.uniqueViolation(e);
+      if (field !== null) throw new UniqueViolation(field);
       throw e;
     }
   }

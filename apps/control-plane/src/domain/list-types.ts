@@ -51,10 +51,10 @@ export interface Page<T> {
 export interface ListCursor<T> {
   /** How many rows matched. */
   readonly total: number;
-  next(): T[];
+  next(): Promise<T[]>;
 }
 
 /** A cursor whose items are mapped by `fn`. */
 export function mapCursor<T, U>(cursor: ListCursor<T>, fn: (item: T) => U): ListCursor<U> {
-  return { total: cursor.total, next: () => cursor.next().map(fn) };
+  return { total: cursor.total, next: async () => (await cursor.next()).map(fn) };
 }

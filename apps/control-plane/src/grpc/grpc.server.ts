@@ -12,6 +12,8 @@ export interface GrpcServer {
   readonly gateway: RunnerGateway;
   /** Stops taking streams, closes the open ones and waits for the server to stop. */
   close(): Promise<void>;
+  /** Cuts every stream at once, as a dying process would. */
+  kill(): void;
 }
 
 function credentials(config: Config['grpc']): grpc.ServerCredentials {
@@ -31,6 +33,7 @@ export async function startGrpcServer(config: Config, container: Container, log:
   const gateway = new RunnerGateway(services.runners, services.engine, dispatch, services.facts, log.child({ component: 'runners' }), {
     heartbeatIntervalMs: config.grpc.heartbeatIntervalMs,
     leaseTimeoutMs: config.grpc.leaseTimeoutMs,
+    metrics: services.operations.metrics,
   });
   const server = new grpc.Server(SERVER_KEEPALIVE_OPTIONS);
   server.addService(runnerServiceDefinition(), gateway.handlers());
@@ -42,6 +45,10 @@ export async function startGrpcServer(config: Config, container: Container, log:
   return {
     port,
     gateway,
+    kill: () => {
+      gateway.close();
+      server.forceShutdown();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         gateway.close();

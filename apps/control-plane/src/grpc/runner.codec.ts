@@ -38,7 +38,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function header(executionId: string, seq: number): EventHeader {
-  if (!executionId || executionId.length > 64) throw new ProtocolError('execution_id is missing or too long');
+  if (!executionId || executionId.length > 64 || executionId.includes('\u0000')) throw new ProtocolError('execution_id is missing, too long or holds a NUL');
   if (!Number.isSafeInteger(seq) || seq < 1) throw new ProtocolError('seq must be a positive integer');
   return { executionId, seq };
 }
@@ -53,14 +53,31 @@ export function decodeHello(hello: Hello, name: string, peer: string): { hello: 
   return {
     hello: {
       name,
-      version: hello.version.slice(0, 64),
-      labels: { ...hello.labels },
+      version: withoutNul(hello.version.slice(0, 64)),
+      labels: withoutNulDeep({ ...hello.labels }) as Record<string, string>,
       slots: hello.slots,
       peer,
-      sshPublicKey: hello.ssh_public_key.slice(0, 16 * 1024),
+      sshPublicKey: withoutNul(hello.ssh_public_key.slice(0, 16 * 1024)),
     },
-    running: hello.running_execution_ids,
+    running: hello.running_execution_ids.filter((id) => id.length <= 64 && !id.includes('\u0000')),
   };
+}
+
+/**
+ * Text a runner sends (Ansible output, facts, error messages) with every NUL character
+ * replaced by U+FFFD: PostgreSQL's text and JSON cannot hold one, and no reader needs it. The
+ * length in characters stays the same, so log offsets still hold.
+ */
+export function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/** `withoutNul` for every string (and key) of a parsed JSON value. */
+export function withoutNulDeep(value: unknown): unknown {
+  if (typeof value === 'string') return withoutNul(value);
+  if (Array.isArray(value)) return value.map(withoutNulDeep);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutNul(k), withoutNulDeep(v)]));
+  return value;
 }
 
 export function decodeStep(step: StepEvent): EventHeader & { readonly report: StepReport } {
@@ -78,11 +95,11 @@ export function decodeStep(step: StepEvent): EventHeader & { readonly report: St
   return {
     ...event,
     report: {
-      host: step.host,
-      role: step.role.slice(0, 255),
-      name: step.name.slice(0, 1024),
+      host: withoutNul(step.host),
+      role: withoutNul(step.role.slice(0, 255)),
+      name: withoutNul(step.name.slice(0, 1024)),
       result: step.result,
-      error,
+      error: withoutNulDeep(error) as Record<string, unknown>,
       timeStarted: Math.floor(step.time_started),
       timeFinished: Math.floor(step.time_finished),
     },
@@ -93,7 +110,7 @@ export function decodeLogChunk(chunk: LogChunk): EventHeader & { readonly offset
   const event = header(chunk.execution_id, chunk.seq);
   if (!Number.isSafeInteger(chunk.offset) || chunk.offset < 0) throw new ProtocolError('offset must be a non-negative integer');
   if (chunk.text.length > MAX_TEXT) throw new ProtocolError('a log chunk may hold at most 4 MiB');
-  return { ...event, offset: chunk.offset, text: chunk.text };
+  return { ...event, offset: chunk.offset, text: withoutNul(chunk.text) };
 }
 
 export function decodeArtifact(artifact: RunArtifact): EventHeader & { readonly name: string; readonly content: string } {
@@ -102,28 +119,28 @@ export function decodeArtifact(artifact: RunArtifact): EventHeader & { readonly 
   if (Buffer.byteLength(artifact.content, 'utf8') > ARTIFACT_LIMITS.maxBytes) {
     throw new ProtocolError(`an artifact may hold at most ${ARTIFACT_LIMITS.maxBytes} bytes`);
   }
-  return { ...event, name: artifact.name, content: artifact.content };
+  return { ...event, name: artifact.name, content: withoutNul(artifact.content) };
 }
 
 export function decodeResult(result: RunResult): EventHeader & { readonly outcome: Outcome; readonly reason: string | null } {
   const event = header(result.execution_id, result.seq);
   const outcome = OUTCOMES.find((o) => o === result.outcome);
   if (!outcome) throw new ProtocolError(`outcome ${JSON.stringify(result.outcome)} is not one of completed, failed, canceled`);
-  return { ...event, outcome, reason: result.reason ? result.reason.slice(0, 4096) : null };
+  return { ...event, outcome, reason: result.reason ? withoutNul(result.reason.slice(0, 4096)) : null };
 }
 
 /** A runner's facts answer: its error, or facts that must match the schema (otherwise that is the error). */
 export function decodeFactsResult(runner: string, result: FactsResult): FactsAnswer {
   const ids = { requestId: result.request_id, serverId: result.server_id };
-  const error = result.error.slice(0, 1024);
+  const error = withoutNul(result.error.slice(0, 1024));
   if (error) return { ...ids, ok: false, error };
   let facts: unknown;
   try {
-    facts = JSON.parse(result.facts_json);
+    facts = withoutNulDeep(JSON.parse(result.facts_json));
   } catch {
     facts = undefined;
   }
-  if (Value.Check(ServerFactsSchema, facts)) return { ...ids, ok: true, facts, hostKey: result.host_key || null };
+  if (Value.Check(ServerFactsSchema, facts)) return { ...ids, ok: true, facts, hostKey: withoutNul(result.host_key) || null };
   const first = [...Value.Errors(ServerFactsSchema, facts)][0];
   return { ...ids, ok: false, error: `runner ${runner} sent invalid facts${first ? `: ${first.instancePath || '/'} ${first.message}` : ''}` };
 }

@@ -17,6 +17,7 @@ import {
   ProtocolError,
 } from './runner.codec.js';
 import { StreamWriter } from './stream.writer.js';
+import type { Metrics } from '../services/metrics.js';
 
 type Call = grpc.ServerDuplexStream<RunnerMessage__Output, ControlMessage>;
 
@@ -24,6 +25,8 @@ type Call = grpc.ServerDuplexStream<RunnerMessage__Output, ControlMessage>;
 export interface GatewayOptions {
   readonly heartbeatIntervalMs: number;
   readonly leaseTimeoutMs: number;
+  /** Counts log bytes, facts answers and dispatched executions, when given. */
+  readonly metrics?: Pick<Metrics, 'logBytes' | 'factsResults' | 'dispatched'>;
 }
 
 /** One runner's open stream. */
@@ -36,6 +39,13 @@ interface Stream {
 }
 
 /**
+ * Messages of a stream waiting to be handled, one after the other (an event is acknowledged
+ * only once stored, and in the order sent). Past `INBOX_HIGH` the stream is paused, so a
+ * runner cannot outrun the database.
+ */
+const INBOX_HIGH = 256;
+
+/**
  * The control plane's side of `RunnerService.Connect`: authenticates runners, keeps one
  * stream per runner, decodes what runners send into calls of the services (runner sessions,
  * the execution engine, fact gathering), acknowledges events, and writes what the services
@@ -44,6 +54,9 @@ interface Stream {
 export class RunnerGateway {
   private readonly streams = new Map<string, Stream>();
   private dispatchScheduled = false;
+  /** A dispatch is running; `dispatchAgain`: more work came meanwhile. */
+  private dispatching = false;
+  private dispatchAgain = false;
   private readonly unsubscribe: (() => void)[] = [];
   private closed = false;
 
@@ -93,7 +106,22 @@ export class RunnerGateway {
       call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the control plane is shutting down' });
       return;
     }
-    const name = this.runners.authenticate(raw);
+    // The stream stays paused (no 'data' listener) until the token is checked.
+    this.runners.authenticate(raw).then(
+      (name) => this.accept(call, peer, name),
+      (err: unknown) => {
+        this.log.error({ err, peer }, 'runner authentication failed');
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the control plane could not check the runner token' });
+      },
+    );
+  }
+
+  private accept(call: Call, peer: string, name: string | null): void {
+    if (this.closed) {
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the control plane is shutting down' });
+      return;
+    }
+    if (call.cancelled) return;
     if (!name) {
       this.log.warn({ peer }, 'runner stream refused: missing or invalid runner token');
       call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'a valid runner token is required' });
@@ -106,21 +134,35 @@ export class RunnerGateway {
       call.emit('error', { code, details });
     };
 
-    call.on('data', (message: RunnerMessage__Output) => {
+    let inbox = Promise.resolve();
+    let queued = 0;
+    let failed = false;
+    const receive = async (message: RunnerMessage__Output) => {
+      if (failed) return;
       try {
         if (!session) {
           if (message.body !== 'hello' || !message.hello) throw new ProtocolError('the first message must be hello');
-          session = this.hello(call, name, message.hello, peer);
+          session = await this.hello(call, name, message.hello, peer);
           return;
         }
-        this.handle(name, session, message);
+        await this.handle(name, session, message);
       } catch (err) {
+        failed = true;
         if (err instanceof ProtocolError) fail(grpc.status.INVALID_ARGUMENT, err.message);
         else {
           this.log.error({ err, runner: name }, 'runner message failed');
           fail(grpc.status.INTERNAL, 'the control plane could not handle a message');
         }
       }
+    };
+    call.on('data', (message: RunnerMessage__Output) => {
+      queued += 1;
+      if (queued >= INBOX_HIGH) call.pause();
+      inbox = inbox.then(async () => {
+        await receive(message);
+        queued -= 1;
+        if (queued === INBOX_HIGH / 2) call.resume();
+      });
     });
     const gone = (why: string) => {
       if (!session) return;
@@ -139,15 +181,15 @@ export class RunnerGateway {
     call.on('cancelled', () => gone('stream cancelled'));
   }
 
-  private hello(call: Call, name: string, message: Hello, peer: string): RunnerSession {
+  private async hello(call: Call, name: string, message: Hello, peer: string): Promise<RunnerSession> {
     const { hello, running } = decodeHello(message, name, peer);
-    const { session, replaced } = this.runners.open(hello);
+    const { session, replaced } = await this.runners.open(hello);
     const old = this.streams.get(name);
     const writer = new StreamWriter<ControlMessage>(call, (err) => this.log.warn({ err, runner: name }, 'write to runner failed'));
     this.streams.set(name, { call, writer, session, pendingAcks: new Map(), ackScheduled: false });
     if (old && old.call !== call) old.call.end();
 
-    const { abandoned, cancel } = this.engine.reconcile(name, running);
+    const { abandoned, cancel } = await this.engine.reconcile(name, running);
     this.write(name, {
       welcome: {
         session_id: session.sessionId,
@@ -162,39 +204,45 @@ export class RunnerGateway {
     return session;
   }
 
-  private handle(name: string, session: RunnerSession, message: RunnerMessage__Output): void {
+  private async handle(name: string, session: RunnerSession, message: RunnerMessage__Output): Promise<void> {
     if (!this.runners.isCurrent(name, session.sessionId)) return; // an older stream still talking
     switch (message.body) {
       case 'heartbeat':
-        this.runners.heartbeat(session);
-        this.engine.heartbeat(name);
+        await this.runners.heartbeat(session);
+        await this.engine.heartbeat(name);
         return;
       case 'step':
         if (message.step) {
           const { executionId, seq, report } = decodeStep(message.step);
-          if (this.holds(name, executionId)) this.engine.recordStep(executionId, seq, report);
+          if (await this.holds(name, executionId)) await this.engine.recordStep(executionId, seq, report);
           this.ack(name, executionId, seq);
         }
         return;
       case 'log':
         if (message.log) {
           const { executionId, seq, offset, text } = decodeLogChunk(message.log);
-          if (this.holds(name, executionId) && text.length > 0) this.engine.appendLog(executionId, offset, text);
+          if ((await this.holds(name, executionId)) && text.length > 0 && (await this.engine.appendLog(executionId, offset, text))) {
+            this.options.metrics?.logBytes.inc(Buffer.byteLength(text));
+          }
           this.ack(name, executionId, seq);
         }
         return;
       case 'artifact':
-        if (message.artifact) this.artifact(name, message.artifact);
+        if (message.artifact) await this.artifact(name, message.artifact);
         return;
       case 'result':
-        if (message.result) this.result(name, message.result);
+        if (message.result) await this.result(name, message.result);
         return;
       case 'draining':
-        this.runners.drain(session);
+        await this.runners.drain(session);
         this.log.info({ runner: name, reason: message.draining?.reason }, 'runner draining: no new work for it');
         return;
       case 'facts':
-        if (message.facts) this.facts.complete(name, decodeFactsResult(name, message.facts));
+        if (message.facts) {
+          const answer = decodeFactsResult(name, message.facts);
+          this.options.metrics?.factsResults.inc({ result: answer.ok ? 'ok' : 'failed' });
+          await this.facts.complete(name, answer);
+        }
         return;
       case 'hello':
         throw new ProtocolError('hello may only be sent once');
@@ -205,20 +253,20 @@ export class RunnerGateway {
   }
 
   // A file of the run, stored (never logged) until the result says whether it is used.
-  private artifact(name: string, message: RunArtifact): void {
+  private async artifact(name: string, message: RunArtifact): Promise<void> {
     const { executionId, seq, name: file, content } = decodeArtifact(message);
-    if (this.holds(name, executionId)) {
-      const stored = this.engine.recordArtifact(executionId, seq, file, content, ARTIFACT_LIMITS.maxFiles);
+    if (await this.holds(name, executionId)) {
+      const stored = await this.engine.recordArtifact(executionId, seq, file, content, ARTIFACT_LIMITS.maxFiles);
       if (stored === 'too_many') throw new ProtocolError(`an execution may hand back at most ${ARTIFACT_LIMITS.maxFiles} files`);
       if (stored === 'late') this.log.warn({ runner: name, executionId, artifact: file }, 'dropped a file of an execution that is over');
     }
     this.ack(name, executionId, seq);
   }
 
-  private result(name: string, message: RunResult): void {
+  private async result(name: string, message: RunResult): Promise<void> {
     const { executionId, seq, outcome, reason } = decodeResult(message);
-    if (this.holds(name, executionId)) {
-      const done = this.engine.finish(executionId, outcome, reason);
+    if (await this.holds(name, executionId)) {
+      const done = await this.engine.finish(executionId, outcome, reason);
       if (done) this.log.info({ runner: name, executionId, state: done.data.state, reason: done.data.reason }, 'execution finished');
     }
     this.ack(name, executionId, seq);
@@ -226,8 +274,8 @@ export class RunnerGateway {
   }
 
   /** Whether the execution was handed to this runner; the events of others are dropped. */
-  private holds(name: string, executionId: string): boolean {
-    if (this.engine.holds(name, executionId)) return true;
+  private async holds(name: string, executionId: string): Promise<boolean> {
+    if (await this.engine.holds(name, executionId)) return true;
     this.log.warn({ runner: name, executionId }, 'dropped an event of an execution this runner does not hold');
     return false;
   }
@@ -263,21 +311,41 @@ export class RunnerGateway {
     this.dispatchScheduled = true;
     setImmediate(() => {
       this.dispatchScheduled = false;
-      try {
-        this.dispatch();
-      } catch (err) {
-        this.log.error({ err }, 'dispatch failed');
-      }
+      void this.dispatch();
     });
   }
 
-  /** Sends what dispatch hands out to the runners with an open stream. */
-  private dispatch(): void {
+  /**
+   * Sends what dispatch hands out to the runners with an open stream. One dispatch at a time
+   * (two would count the same free slots); work that comes meanwhile runs another after it.
+   */
+  private async dispatch(): Promise<void> {
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = true;
+    try {
+      do {
+        this.dispatchAgain = false;
+        try {
+          await this.dispatchOnce();
+        } catch (err) {
+          this.log.error({ err }, 'dispatch failed');
+        }
+      } while (this.dispatchAgain && !this.closed);
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private async dispatchOnce(): Promise<void> {
     const sessions = this.runners.connected().filter((s) => this.streams.has(s.name));
-    for (const item of this.work.take(sessions)) {
+    for (const item of await this.work.take(sessions)) {
       switch (item.kind) {
         case 'assignment': {
           const sent = this.write(item.runner, assignmentMessage(item.assignment));
+          this.options.metrics?.dispatched.inc();
           this.log.info({ runner: item.runner, executionId: item.assignment.execution.id, sent }, 'execution assigned');
           break;
         }

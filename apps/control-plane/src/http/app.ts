@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods } from 'fastify';
-import { invalidJson } from '../errors.js';
+import { badRequest, invalidJson } from '../errors.js';
 import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
 import type { AppServices } from './context.js';
@@ -17,6 +17,7 @@ import { infrastructureRoutes } from './routes/infrastructure.routes.js';
 import { executionRoutes } from './routes/execution.routes.js';
 import { cinderRoutes } from './routes/cinder.routes.js';
 import { runnerRoutes } from './routes/runner.routes.js';
+import { operationsRoutes } from './routes/operations.routes.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -81,6 +82,25 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     done(null, payload);
   });
 
+  // No stored text may hold a NUL character (PostgreSQL's text and JSON cannot): refused in
+  // the path, the query and the body alike, whichever database holds the tables.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (holdsNul(request.params) || holdsNul(request.query) || holdsNul(request.body)) {
+      done(badRequest('The request holds a NUL character (U+0000), which no field may hold.'));
+      return;
+    }
+    done();
+  });
+
+  // Per route pattern, never per URL: the labels stay few whatever the paths asked for.
+  const { metrics } = services.operations;
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
+  });
+
   const routes = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -108,6 +128,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(executionRoutes, opts);
   await app.register(cinderRoutes, opts);
   await app.register(runnerRoutes, opts);
+  await app.register(operationsRoutes, opts);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, () => app.swagger());
 
   for (const [url, known] of [...routes]) {
@@ -117,4 +138,23 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   if (ui) await registerUi(app, ui);
   await app.ready();
   return app;
+}
+
+/** Whether a parsed request part holds a NUL character in any string or key (walked without recursion: bodies may nest deep). */
+function holdsNul(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (Array.isArray(value)) {
+      stack.push(...(value as unknown[]));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        if (k.includes('\u0000')) return true;
+        stack.push(v);
+      }
+    }
+  }
+  return false;
 }

@@ -8,8 +8,10 @@ import type { AppServices } from './context.js';
  * against the caller's role as stored now: 401 (who are you) before 403 (you may not),
  * both before the body is even parsed.
  *
- * A callback hook, not an async one: a principal the auth service has cached (the common
- * case: a client calling again with its token) is decided synchronously, without a promise.
+ * A callback hook, not an async one: a route without authentication costs no promise. A
+ * principal the auth service has cached (the common case: a client calling again with its
+ * token) still takes one read of the sessions version (see `AuthService`), so every token is
+ * decided by `authenticate`.
  *
  * Server registration takes a discovery token or a user token. Registrations with a valid
  * discovery token and requests with a wrong token are counted apart per address: wrong
@@ -29,11 +31,11 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
   };
 
   /** A refused registration: counted against its address; past the limit, 429 instead of 401. */
-  const refusedRegistration = (request: FastifyRequest, err: unknown): Error => {
+  const refusedRegistration = async (request: FastifyRequest, err: unknown): Promise<Error> => {
     if (!(err instanceof ApiError) || err.statusCode !== 401) return err as Error;
     const nowMs = services.clock.nowMs();
-    const waitMs = services.registrations.wrong.retryAfterMs(request.ip, nowMs);
-    services.registrations.wrong.hit(request.ip, nowMs);
+    const waitMs = await services.registrations.wrong.retryAfterMs(request.ip, nowMs);
+    await services.registrations.wrong.hit(request.ip, nowMs);
     return waitMs > 0 ? tooManyRequests('Too many registrations with a wrong token from this address; retry later.', waitMs / 1000) : err;
   };
 
@@ -43,24 +45,18 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
       done();
       return;
     }
-    try {
-      if (auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
-        const nowMs = services.clock.nowMs();
-        const waitMs = services.registrations.valid.retryAfterMs(request.ip, nowMs);
+    if (auth === 'discovery-or-token' && services.discoveryTokens.matches(request.headers.authorization)) {
+      const nowMs = services.clock.nowMs();
+      const registration = async () => {
+        const waitMs = await services.registrations.valid.retryAfterMs(request.ip, nowMs);
         if (waitMs > 0) throw tooManyRequests('Too many server registrations from this address; retry later.', waitMs / 1000);
-        services.registrations.valid.hit(request.ip, nowMs);
+        await services.registrations.valid.hit(request.ip, nowMs);
         request.discovery = true;
-        done();
-        return;
-      }
-      const cached = services.auth.cached(request.headers.authorization);
-      if (cached) {
-        admit(request, reply, cached);
-        done();
-        return;
-      }
-    } catch (err) {
-      done(err as Error);
+      };
+      registration().then(
+        () => done(),
+        (err: unknown) => done(err as Error),
+      );
       return;
     }
     services.auth.authenticate(request.headers.authorization).then(
@@ -72,7 +68,13 @@ export function registerAuthHook(app: FastifyInstance, services: AppServices): v
           done(err as Error);
         }
       },
-      (err: unknown) => done(auth === 'discovery-or-token' ? refusedRegistration(request, err) : (err as Error)),
+      (err: unknown) => {
+        if (auth !== 'discovery-or-token') {
+          done(err as Error);
+          return;
+        }
+        refusedRegistration(request, err).then(done, (e: unknown) => done(e as Error));
+      },
     );
   });
 }

@@ -13,9 +13,10 @@ import type { ExecutionService } from '../services/execution.service.js';
 import type { ExecutionEngine } from '../services/execution-engine.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
 import type { RunnerService } from '../services/runner.service.js';
-import type { Throttle } from '../services/throttle.js';
+import type { Limiter } from '../services/throttle.js';
 import type { CinderIntegrationService } from '../services/cinder-integration.service.js';
 import type { DiscoveryTokens } from '../services/discovery-tokens.js';
+import type { Metrics } from '../services/metrics.js';
 
 /** Everything the routes need: the services and the configuration. */
 export interface AppServices {
@@ -37,6 +38,15 @@ export interface AppServices {
   /** Server registrations per client address (first-boot discovery is unauthenticated by users). */
   readonly registrations: RegistrationThrottles;
   readonly facts: FactsScheduler;
+  /** Health and metrics, for load balancers and monitoring. */
+  readonly operations: Operations;
+}
+
+/** What `/v1/health/*` and `/metrics` answer from. */
+export interface Operations {
+  /** Why this replica cannot serve now, or null when it can. */
+  problem(): Promise<string | null>;
+  readonly metrics: Metrics;
 }
 
 /**
@@ -46,8 +56,8 @@ export interface AppServices {
  * refused for a wrong token (past its limit they answer 429 instead of 401).
  */
 export interface RegistrationThrottles {
-  readonly valid: Throttle;
-  readonly wrong: Throttle;
+  readonly valid: Limiter;
+  readonly wrong: Limiter;
 }
 
 /**

@@ -84,7 +84,7 @@ export function listStream<D>(cursor: ListCursor<ListItem<D>>, model: string, se
     let written = 0;
     for (;;) {
       await turns.next();
-      const items = cursor.next();
+      const items = await cursor.next();
       if (items.length === 0) break;
       yield Buffer.concat(itemParts(items, name, serialize, written === 0));
       written += items.length;

@@ -8,7 +8,7 @@ import { nowS, type Clock } from '../ports.js';
 import { credentialOf } from './authorization-header.js';
 import { DUMMY_HASH, verifyPassword } from './passwords.js';
 import { permissionSets, type Principal } from './principal.js';
-import type { Backoff, Throttle } from './throttle.js';
+import type { Backoff, Limiter } from './throttle.js';
 import type { TokenSigner } from './token-signer.js';
 import type { UserService } from './user.service.js';
 
@@ -24,8 +24,8 @@ const PRINCIPAL_CACHE_SIZE = 10_000;
  * and capped at a few seconds: a delay, never a refusal.
  */
 export interface LoginThrottles {
-  readonly perLoginAndAddress: Throttle;
-  readonly perAddress: Throttle;
+  readonly perLoginAndAddress: Limiter;
+  readonly perAddress: Limiter;
   readonly perLogin: Backoff;
 }
 
@@ -39,14 +39,18 @@ interface CachedPrincipal {
  * Login, logout and the authentication of each request (api-v1 §3).
  *
  * The principal of a header (its session, user and role permissions) is remembered, so that
- * a client calling again with the same token costs no signature check, query nor parse. The
- * cache is exact: it holds while `AuthRepository.sessionsVersion` stays, which every write
- * that can change a stored session changes (logout, revocation, password reset, user or
- * role change or deletion), and a change empties it before its next use; the control plane
- * is the only writer of its database. A login only adds a token, which changes no session
- * read before, so it leaves the cache be. So a role change applies to the next request, a
- * revoked token is refused at once, and the expiry of the token is checked on every
- * request, cached or not. Cached principals are shared by requests: they are frozen.
+ * a client calling again with the same token costs no signature check, session query nor
+ * parse: only the read of `AuthRepository.sessionsVersion` (in memory on SQLite, one small
+ * query on PostgreSQL). The cache is exact: it holds while `sessionsVersion` stays, which
+ * every write that can change a stored session changes (logout, revocation, password reset,
+ * user or role change or deletion, through any replica on PostgreSQL), and a change empties
+ * it before its next use. A principal is kept under the version taken *before* its session
+ * was read, so what it holds is never older than that version (a write between the two makes
+ * the version differ at the next use: a needless refill, never a stale answer); what is read
+ * inside a transaction is not kept (it may be rolled back). A login only adds a token, which
+ * changes no session read before, so it leaves the cache be. So a role change applies to the
+ * next request, a revoked token is refused at once, and the expiry of the token is checked
+ * on every request, cached or not. Cached principals are shared by requests: they are frozen.
  */
 export class AuthService {
   private readonly principals = new Map<string, CachedPrincipal>();
@@ -71,29 +75,29 @@ export class AuthService {
     const login = username.toLowerCase();
     const pairKey = `${address} ${login}`;
     let nowMs = this.clock.nowMs();
-    const wait = Math.max(this.throttles.perLoginAndAddress.retryAfterMs(pairKey, nowMs), this.throttles.perAddress.retryAfterMs(address, nowMs));
+    const wait = Math.max(await this.throttles.perLoginAndAddress.retryAfterMs(pairKey, nowMs), await this.throttles.perAddress.retryAfterMs(address, nowMs));
     if (wait > 0) throw tooManyRequests('Too many failed logins from this address: try again later.', wait / 1000);
-    const delayMs = this.throttles.perLogin.delayMs(login, nowMs);
+    const delayMs = await this.throttles.perLogin.delayMs(login, nowMs);
     if (delayMs > 0) {
       await sleep(delayMs);
       nowMs = this.clock.nowMs();
     }
 
-    const user = this.users.byLogin(username);
-    const hash = (user && this.repo.passwordHash(user.id)) ?? DUMMY_HASH;
+    const user = await this.users.byLogin(username);
+    const hash = (user && (await this.repo.passwordHash(user.id))) ?? DUMMY_HASH;
     const ok = await verifyPassword(password, hash);
     if (!user || !ok) {
-      this.throttles.perLoginAndAddress.hit(pairKey, nowMs);
-      this.throttles.perAddress.hit(address, nowMs);
-      this.throttles.perLogin.hit(login, nowMs);
+      await this.throttles.perLoginAndAddress.hit(pairKey, nowMs);
+      await this.throttles.perAddress.hit(address, nowMs);
+      await this.throttles.perLogin.hit(login, nowMs);
       throw unauthorized('Invalid login or password.');
     }
-    this.throttles.perLoginAndAddress.clear(pairKey);
+    await this.throttles.perLoginAndAddress.clear(pairKey);
 
     const now = nowS(this.clock);
     const expiresAt = now + this.tokenTtlS;
     const jti = randomUUID();
-    this.repo.addToken(jti, user.id, now, expiresAt);
+    await this.repo.addToken(jti, user.id, now, expiresAt);
     const token = await this.signer.sign({ jti, userId: user.id, expiresAt }, now);
     return {
       id: token,
@@ -112,16 +116,18 @@ export class AuthService {
    * expiry, revocation, and the user and role as stored now. Throws 401 otherwise.
    */
   async authenticate(header: string | undefined): Promise<Principal> {
-    return this.cached(header) ?? this.lookup(header);
+    return (await this.cached(header)) ?? this.lookup(header);
   }
 
   /**
    * The principal of a header authenticated before, if nothing it derives from changed since
    * and its token has not expired; else undefined (then `authenticate` decides).
    */
-  cached(header: string | undefined): Principal | undefined {
+  async cached(header: string | undefined): Promise<Principal | undefined> {
     if (header === undefined || this.principals.size === 0) return undefined;
-    if (this.principalsAt !== this.repo.sessionsVersion()) {
+    const version = await this.repo.sessionsVersion();
+    // From here on, synchronous: the version and the entries are compared as they are now.
+    if (this.principalsAt !== version) {
       this.principals.clear();
       return undefined;
     }
@@ -137,10 +143,13 @@ export class AuthService {
     const token = credentialOf(header);
     const claims = token.length < 4096 ? await this.signer.verify(token, nowS(this.clock)) : null;
     if (!claims) throw unauthorized('The token is invalid or expired.');
-    // From here to the caching, synchronous: no write can fall between the read and the
-    // recording of the `sessionsVersion` it was read at.
     const now = nowS(this.clock);
-    const row = claims.expiresAt > now ? this.repo.session(claims.jti, now) : undefined;
+    if (claims.expiresAt <= now) throw unauthorized('The token is revoked or expired.');
+    // The version is taken before the session is read: a write after it, even one that
+    // commits before the read, changes the version, so the principal is never kept under a
+    // version it is older than.
+    const version = await this.repo.sessionsVersion();
+    const row = await this.repo.session(claims.jti, now);
     if (!row || row.userDeleted !== 0 || row.userId !== claims.userId) throw unauthorized('The token is revoked or expired.');
     const user = JSON.parse(row.userRow) as Stored<UserData>;
     Object.freeze(user.data);
@@ -148,13 +157,13 @@ export class AuthService {
     const role = row.roleData ? (JSON.parse(row.roleData) as RoleData) : undefined;
     const sets = permissionSets(role?.permissions);
     const principal: Principal = Object.freeze({ user, api: sets.api, playbook: sets.playbook, jti: claims.jti, expiresAt: claims.expiresAt });
-    this.remember(header, { principal, expiresAt: Math.min(claims.expiresAt, row.expiresAt) });
+    this.remember(header, { principal, expiresAt: Math.min(claims.expiresAt, row.expiresAt) }, version);
     return principal;
   }
 
-  private remember(header: string, entry: CachedPrincipal): void {
+  /** Keeps `entry`, read after `sessionsVersion` was `version`; synchronous. */
+  private remember(header: string, entry: CachedPrincipal, version: number): void {
     if (this.repo.inTransaction()) return;
-    const version = this.repo.sessionsVersion();
     if (this.principalsAt !== version) {
       this.principals.clear();
       this.principalsAt = version;
@@ -167,7 +176,7 @@ export class AuthService {
   }
 
   /** Revokes the caller's token. */
-  logout(principal: Principal): void {
-    this.repo.revokeToken(principal.jti, nowS(this.clock));
+  async logout(principal: Principal): Promise<void> {
+    await this.repo.revokeToken(principal.jti, nowS(this.clock));
   }
 }

@@ -2,6 +2,7 @@ import type { RoleData, UserData } from '@carapace/models';
 import type { AdministratorRepository } from '../db/administrator.repository.js';
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
+import { UniqueViolation } from '../errors.js';
 import { nowS, type Clock } from '../ports.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { allPermissions } from './principal.js';
@@ -31,30 +32,40 @@ export async function bootstrap(
   },
   admin: { password: string | null; email: string },
 ): Promise<BootstrapResult> {
-  const any = deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' });
-  if (any.total > 0) return { created: false, generatedPassword: null, bootstrapRoleUpdated: completeBootstrapRole(deps) };
+  const any = await deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' });
+  if (any.total > 0) return { created: false, generatedPassword: null, bootstrapRoleUpdated: await completeBootstrapRole(deps) };
   const password = admin.password ?? generatePassword();
+  // hashed before the transaction opens: a transaction holds the database meanwhile
   const hash = await hashPassword(password);
-  const created = deps.auth.transaction(() => {
-    const now = nowS(deps.clock);
-    if (deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' }).total > 0) return false;
-    const wheel = deps.roles.create({ name: 'wheel', permissions: allPermissions() }, null, now);
-    const root = deps.users.create({ login: 'root', email: admin.email, full_name: 'Root', role_id: wheel.id }, null, now);
-    deps.auth.setPasswordHash(root.id, hash, now);
-    return true;
-  });
+  let created: boolean;
+  try {
+    created = await deps.auth.transaction(async () => {
+      const now = nowS(deps.clock);
+      if ((await deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' })).total > 0) return false;
+      const wheel = await deps.roles.create({ name: 'wheel', permissions: allPermissions() }, null, now);
+      const root = await deps.users.create({ login: 'root', email: admin.email, full_name: 'Root', role_id: wheel.id }, null, now);
+      await deps.auth.setPasswordHash(root.id, hash, now);
+      return true;
+    });
+  } catch (e) {
+    // On PostgreSQL, replicas starting together may both find no user: the first to commit
+    // creates `wheel` and `root`, the others find them taken and create nothing.
+    if (!(e instanceof UniqueViolation)) throw e;
+    created = false;
+  }
   return { created, generatedPassword: created && admin.password === null ? password : null, bootstrapRoleUpdated: false };
 }
 
 /** Makes the live bootstrap role hold exactly every permission there is; whether it changed. */
-function completeBootstrapRole(deps: { roles: VersionedRepository<RoleData>; administrators: AdministratorRepository; clock: Clock }): boolean {
-  return deps.roles.transaction(() => {
-    const id = deps.administrators.bootstrapRoleId();
-    const role = id === undefined ? undefined : deps.roles.get(id);
+function completeBootstrapRole(deps: { roles: VersionedRepository<RoleData>; administrators: AdministratorRepository; clock: Clock }): Promise<boolean> {
+  return deps.roles.transaction(async () => {
+    const id = await deps.administrators.bootstrapRoleId();
+    // locked until the commit (PostgreSQL): replicas starting together take turns
+    const role = id === undefined ? undefined : await deps.roles.getForUpdate(id);
     if (!role || role.time_deleted !== 0) return false;
     const permissions = allPermissions();
     if (JSON.stringify(role.data.permissions) === JSON.stringify(permissions)) return false;
-    deps.roles.append(role, { data: { ...role.data, permissions } }, null, nowS(deps.clock));
+    await deps.roles.append(role, { data: { ...role.data, permissions } }, null, nowS(deps.clock));
     return true;
   });
 }

@@ -18,11 +18,11 @@ export class CinderIntegrationService {
    * or a NUL). 404 when the cluster is unknown or deleted, or has no files yet (not
    * deployed).
    */
-  files(clusterId: string, root = DEFAULT_ROOT): Record<string, string> {
+  async files(clusterId: string, root = DEFAULT_ROOT): Promise<Record<string, string>> {
     if (root.split('/').includes('..') || root.includes('\0')) throw badRequest('"root" must be an absolute path without "..".');
-    const cluster = this.clusters.get(clusterId);
+    const cluster = await this.clusters.get(clusterId);
     if (cluster.time_deleted !== 0) throw notFound(`The cluster ${cluster.id} is deleted.`);
-    const files = this.stored.list(cluster.id);
+    const files = await this.stored.list(cluster.id);
     if (files.length === 0) throw notFound(`The cluster ${cluster.id} has no integration files yet: deploy it first.`);
     return Object.fromEntries(files.map((f) => [posix.join(posix.normalize(root), f.name), f.content]));
   }

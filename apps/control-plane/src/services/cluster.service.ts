@@ -11,26 +11,26 @@ export class ClusterService extends VersionedService<ClusterData> {
   constructor(
     repo: VersionedRepository<ClusterData>,
     clock: Clock,
-    private readonly countServers: (clusterId: string) => number,
+    private readonly countServers: (clusterId: string) => Promise<number>,
   ) {
     super('cluster', repo, clock);
   }
 
-  create(body: ClusterCreate, principal: Principal): Stored<ClusterData> {
+  create(body: ClusterCreate, principal: Principal): Promise<Stored<ClusterData>> {
     return this.unique(() => this.repo.create({ name: body.name, configuration: {} }, principal.user.id, this.now()));
   }
 
-  update(id: string, body: ClusterUpdate, principal: Principal): Stored<ClusterData> {
-    this.checkUpdatable(id, body);
+  async update(id: string, body: ClusterUpdate, principal: Principal): Promise<Stored<ClusterData>> {
+    await this.checkUpdatable(id, body);
     return this.unique(() => this.appendChecked(id, body, (latest) => ({ data: { ...latest.data, name: body.data.name } }), principal));
   }
 
-  delete(id: string, principal: Principal): Stored<ClusterData> {
+  delete(id: string, principal: Principal): Promise<Stored<ClusterData>> {
     return this.appendChecked(
       id,
       null,
-      (latest) => {
-        if (this.countServers(id) > 0 || Object.values(latest.data.configuration).some((members) => members.length > 0)) {
+      async (latest) => {
+        if ((await this.countServers(id)) > 0 || Object.values(latest.data.configuration).some((members) => members.length > 0)) {
           throw conflict('CannotDeleteClusterWithServers', `The cluster ${id} still has servers: purge it first.`);
         }
         return { time_deleted: this.now() };

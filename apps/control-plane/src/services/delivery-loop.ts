@@ -4,9 +4,9 @@ import type { Clock } from '../ports.js';
 /** The durable queue a `DeliveryLoop` drains (the mail outbox, the webhook deliveries). */
 export interface DueQueue<T> {
   /** Up to `limit` items due at `nowMs`. */
-  due(nowMs: number, limit: number): T[];
+  due(nowMs: number, limit: number): Promise<T[]>;
   /** When the next item falls due; null when none waits. */
-  nextDueMs(): number | null;
+  nextDueMs(): Promise<number | null>;
 }
 
 export interface DeliveryLoopOptions<T> {
@@ -27,9 +27,13 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /**
  * The background delivery of an outbox: one pass at a time, started by `kick` (a kick during a
  * pass runs another after it), and a timer for the next item due.
+ *
+ * `kick` must come after the commit of what it is to deliver (`Database.afterCommit`): a pass
+ * reads the queue outside any transaction, and would not see uncommitted work.
  */
 export class DeliveryLoop<T> {
   private timer: NodeJS.Timeout | null = null;
+  /** The passes under way and the scheduling after them; null when idle. It never rejects. */
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -40,7 +44,7 @@ export class DeliveryLoop<T> {
     return this.stopped;
   }
 
-  /** Starts a pass on the next turn of the event loop (after the caller's transaction). */
+  /** Starts a pass on the next turn of the event loop. */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -49,18 +53,7 @@ export class DeliveryLoop<T> {
     }
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.running = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
-      .catch((err: unknown) => this.opts.log.error({ err }, this.opts.messages.passFailed))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        } else {
-          this.scheduleNext();
-        }
-      });
+    this.running = this.run();
   }
 
   /** Stops: no pass starts any more, and one under way gets a grace period. */
@@ -79,17 +72,46 @@ export class DeliveryLoop<T> {
     }
   }
 
-  private scheduleNext(): void {
-    if (this.stopped) return;
-    let next: number | null;
+  /**
+   * Passes until no kick came during the last one, then the timer for the next item due.
+   * `running` is cleared in the same step as the last look at `again`: a kick is never lost
+   * between them.
+   */
+  private async run(): Promise<void> {
     try {
-      next = this.opts.queue.nextDueMs();
+      for (;;) {
+        this.again = false;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          await this.drain();
+        } catch (err) {
+          this.opts.log.error({ err }, this.opts.messages.passFailed);
+        }
+        if (this.stopped) return;
+        if (this.again) continue;
+        const next = await this.nextDueMs();
+        if (this.stopped) return;
+        if (this.again) continue;
+        if (next !== null) this.schedule(next);
+        return;
+      }
+    } finally {
+      this.running = null;
+    }
+  }
+
+  /** When the next item falls due; null when none waits or the queue cannot be read. */
+  private async nextDueMs(): Promise<number | null> {
+    try {
+      return await this.opts.queue.nextDueMs();
     } catch (err) {
       this.opts.log.error({ err }, this.opts.messages.cannotRead);
-      return;
+      return null;
     }
-    if (next === null) return;
-    const delay = Math.min(Math.max(0, next - this.opts.clock.nowMs()), MAX_TIMEOUT_MS);
+  }
+
+  private schedule(nextMs: number): void {
+    const delay = Math.min(Math.max(0, nextMs - this.opts.clock.nowMs()), MAX_TIMEOUT_MS);
     this.timer = setTimeout(() => {
       this.timer = null;
       this.kick();
@@ -100,7 +122,7 @@ export class DeliveryLoop<T> {
   private async drain(): Promise<void> {
     for (;;) {
       if (this.stopped) return;
-      const items = this.opts.queue.due(this.opts.clock.nowMs(), this.opts.batch);
+      const items = await this.opts.queue.due(this.opts.clock.nowMs(), this.opts.batch);
       if (items.length === 0) return;
       await this.opts.deliver(items);
     }

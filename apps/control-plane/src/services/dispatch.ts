@@ -30,18 +30,19 @@ export class Dispatch {
   }
 
   /** Claims queued executions and due fact requests for these runners; the result is to be sent in order. */
-  take(runners: readonly RunnerSession[]): Dispatched[] {
+  async take(runners: readonly RunnerSession[]): Promise<Dispatched[]> {
     const ready = runners.filter((s) => !s.draining);
     // Least loaded first, so that work spreads over runners.
-    const load = new Map(ready.map((s) => [s.name, this.engine.runningOn(s.name).length]));
+    const load = new Map<string, number>();
+    for (const s of ready) load.set(s.name, (await this.engine.runningOn(s.name)).length);
     ready.sort((a, b) => (load.get(a.name) ?? 0) - (load.get(b.name) ?? 0));
     const out: Dispatched[] = [];
     for (const session of ready) {
       const free = session.slots - (load.get(session.name) ?? 0);
       if (free <= 0) continue;
-      for (const assignment of this.engine.claim(session.name, free)) out.push({ kind: 'assignment', runner: session.name, assignment });
+      for (const assignment of await this.engine.claim(session.name, free)) out.push({ kind: 'assignment', runner: session.name, assignment });
     }
-    for (const { runner, request } of this.facts.take(ready.map((s) => ({ name: s.name, labels: s.labels })))) {
+    for (const { runner, request } of await this.facts.take(ready.map((s) => ({ name: s.name, labels: s.labels })))) {
       out.push({ kind: 'facts', runner, request });
     }
     return out;

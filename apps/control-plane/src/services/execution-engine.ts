@@ -1,15 +1,16 @@
 import type { ClusterData, ExecutionData, ExecutionState, PlaybookConfigurationData, ServerData } from '@carapace/models';
 import { getPlugin, type PlaybookConfiguration } from '@carapace/playbooks';
+import type { Bus } from '../db/bus.js';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { ExecutionEventsRepository, StepInput } from '../db/execution-events.repository.js';
-import type { LockRepository } from '../db/lock.repository.js';
+import { LockConflict, type LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import { checkTransition, isFinal } from './execution-state.js';
 import { pluginCluster, pluginServer } from './playbook-configuration.service.js';
 import type { ServerService } from './server.service.js';
-import { Signal } from './signal.js';
+import { AsyncSignal, Signal } from './signal.js';
 
 /** An execution handed to a runner, with what it needs to run. */
 export interface Assignment {
@@ -42,10 +43,37 @@ interface RunningExecution {
 /** How a run ended, as a runner reports it. */
 export type Outcome = 'completed' | 'failed' | 'canceled';
 
-/** Something happened to an execution: a log chunk, a step, a state change. */
+/**
+ * Something happened to an execution: a log chunk, a step, a state change (`final` when it
+ * ended). `resync`, with the execution id `*`: events may have been missed (the bus was
+ * lost for a while), whoever waits on an execution should look again.
+ */
 export interface ExecutionEvent {
   readonly executionId: string;
-  readonly kind: 'log' | 'step' | 'state';
+  readonly kind: 'log' | 'step' | 'state' | 'resync';
+  readonly final?: boolean;
+}
+
+/** The execution id of a `resync` event: every execution. */
+export const EVERY_EXECUTION = '*';
+
+function parseEvent(payload: string): ExecutionEvent | null {
+  try {
+    const value = JSON.parse(payload) as Partial<ExecutionEvent>;
+    if (typeof value.executionId !== 'string' || (value.kind !== 'log' && value.kind !== 'step' && value.kind !== 'state')) return null;
+    return { executionId: value.executionId, kind: value.kind, final: value.final === true };
+  } catch {
+    return null;
+  }
+}
+
+function parseCancel(payload: string): { executionId: string; runnerId: string } | null {
+  try {
+    const value = JSON.parse(payload) as { executionId?: unknown; runnerId?: unknown };
+    return typeof value.executionId === 'string' && typeof value.runnerId === 'string' ? { executionId: value.executionId, runnerId: value.runnerId } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -53,6 +81,11 @@ export interface ExecutionEvent {
  * protocol"): a queue handing out the oldest runnable execution whose servers can all be
  * locked at once, leases renewed by heartbeats and swept when they expire, steps and log
  * chunks stored once each, and the playbook's effects applied on success.
+ *
+ * Its signals hear of what happened through any replica sharing the database: the engine
+ * publishes on the bus (`Bus`) and emits what the bus delivers, so a runner connected here
+ * gets work queued through another replica, a log followed here wakes when another replica
+ * stores a chunk, and a cancel reaches the replica holding the runner's stream.
  */
 export class ExecutionEngine {
   /** Emitted when new work may be available (an execution queued, locks freed). */
@@ -61,9 +94,10 @@ export class ExecutionEngine {
   readonly events = new Signal<ExecutionEvent>();
   /**
    * Emitted when an execution ends (completed, failed, canceled), inside the transaction that
-   * stores its final state: a listener's writes are committed, or rolled back, with it.
+   * stores its final state, and waited for: a listener's writes are committed, or rolled
+   * back, with it.
    */
-  readonly ended = new Signal<Stored<ExecutionData>>();
+  readonly ended = new AsyncSignal<Stored<ExecutionData>>();
   /** Emitted when a running execution must be canceled: its runner should stop it. */
   readonly cancelRequested = new Signal<{ executionId: string; runnerId: string }>();
   /**
@@ -83,16 +117,37 @@ export class ExecutionEngine {
     private readonly files: ClusterFileRepository,
     private readonly clock: Clock,
     private readonly leaseTimeoutMs: number,
-  ) {}
+    private readonly bus: Bus,
+  ) {
+    bus.subscribe('work', () => this.workAvailable.emit());
+    bus.subscribe('execution', (payload) => {
+      const event = parseEvent(payload);
+      if (!event) return;
+      if (event.final) this.running.delete(event.executionId);
+      this.events.emit(event);
+    });
+    bus.subscribe('cancel', (payload) => {
+      const cancel = parseCancel(payload);
+      if (cancel) this.cancelRequested.emit(cancel);
+    });
+    bus.onResync(() => {
+      this.events.emit({ executionId: EVERY_EXECUTION, kind: 'resync' });
+      this.workAvailable.emit();
+    });
+  }
+
+  private publishEvent(event: ExecutionEvent): Promise<void> {
+    return this.bus.publish('execution', JSON.stringify(event));
+  }
 
   /** The latest version of an execution, or undefined. */
-  get(executionId: string): Stored<ExecutionData> | undefined {
+  get(executionId: string): Promise<Stored<ExecutionData> | undefined> {
     return this.executions.get(executionId);
   }
 
-  /** Says that an execution was queued. */
-  queued(): void {
-    this.workAvailable.emit();
+  /** Says that an execution was queued (once the caller's transaction, if any, commits), to every replica. */
+  queued(): Promise<void> {
+    return this.bus.publish('work');
   }
 
   /**
@@ -102,79 +157,93 @@ export class ExecutionEngine {
    * slots it has free, is `Dispatch`'s decision (services/dispatch.ts), its only caller
    * outside tests; the queue order and the locks stay here, with the execution's state.
    */
-  claim(runnerId: string, slots: number): Assignment[] {
+  async claim(runnerId: string, slots: number): Promise<Assignment[]> {
     if (slots <= 0) return [];
     const nowMs = this.clock.nowMs();
-    const queued = this.executions.list({
+    const { items: queued } = await this.executions.list({
       page: 1,
       perPage: 1,
       all: true,
       filter: JSON.stringify({ state: 'created' }),
       sortBy: JSON.stringify({ time_created: 1 }),
-    }).items;
+    });
     const assignments: Assignment[] = [];
     const reserved = new Set<string>();
     for (const candidate of queued) {
       if (assignments.length >= slots) break;
       const ids = candidate.data.server_ids;
       const blocked = ids.some((id) => reserved.has(id));
-      const started = !blocked && this.executions.transaction(() => {
-        const latest = this.executions.get(candidate.id);
-        if (latest?.data.state !== 'created') return null;
-        if (!this.locks.lockAll(ids, candidate.id, runnerId, nowMs + this.leaseTimeoutMs, nowMs)) return null;
-        return this.append(latest, 'started', { time_started: Math.floor(nowMs / 1000), runner_id: runnerId }, null);
-      });
+      const started = !blocked && (await this.start(candidate.id, ids, runnerId, nowMs));
       if (!started) {
         for (const id of ids) reserved.add(id);
         continue;
       }
-      assignments.push(this.assignment(started));
+      assignments.push(await this.assignment(started));
     }
     return assignments;
   }
 
+  /**
+   * Starts one queued execution on a runner if it is still queued and all its servers can be
+   * locked at once; null otherwise (another replica took it, or a server is busy).
+   */
+  private async start(executionId: string, serverIds: readonly string[], runnerId: string, nowMs: number): Promise<Stored<ExecutionData> | null> {
+    try {
+      return await this.executions.transaction(async () => {
+        // Another replica handing it out right now: skipped, not waited for.
+        const latest = await this.executions.tryGetForUpdate(executionId);
+        if (latest?.data.state !== 'created') return null;
+        if (!(await this.locks.lockAll(serverIds, executionId, runnerId, nowMs + this.leaseTimeoutMs, nowMs))) return null;
+        return this.append(latest, 'started', { time_started: Math.floor(nowMs / 1000), runner_id: runnerId }, null);
+      });
+    } catch (e) {
+      if (e instanceof LockConflict) return null;
+      throw e;
+    }
+  }
+
   /** Renews the leases of a runner's executions (its heartbeat). */
-  heartbeat(runnerId: string): void {
-    this.locks.renew(runnerId, this.clock.nowMs() + this.leaseTimeoutMs);
+  async heartbeat(runnerId: string): Promise<void> {
+    await this.locks.renew(runnerId, this.clock.nowMs() + this.leaseTimeoutMs);
   }
 
   /** Whether an execution was handed to this runner (the events of others are dropped). */
-  holds(runnerId: string, executionId: string): boolean {
+  async holds(runnerId: string, executionId: string): Promise<boolean> {
     const running = this.running.get(executionId);
     if (running) return running.runnerId === runnerId;
-    return this.executions.get(executionId)?.data.runner_id === runnerId;
+    return (await this.executions.get(executionId))?.data.runner_id === runnerId;
   }
 
   /**
    * A runner says hello with the runs it still holds: fails those of its runs it forgot (it
    * restarted), and renews the leases of the others.
    */
-  reconcile(runnerId: string, claimedIds: readonly string[]): Reconciliation {
+  async reconcile(runnerId: string, claimedIds: readonly string[]): Promise<Reconciliation> {
     const claimed = new Set(claimedIds);
     const cancel: string[] = [];
-    for (const execution of this.runningOn(runnerId)) {
+    for (const execution of await this.runningOn(runnerId)) {
       if (!claimed.has(execution.id)) {
-        this.finish(execution.id, 'failed', `runner ${runnerId} reconnected without the run (it restarted)`);
+        await this.finish(execution.id, 'failed', `runner ${runnerId} reconnected without the run (it restarted)`);
       } else if (execution.data.state === 'canceling') cancel.push(execution.id);
       claimed.delete(execution.id);
     }
-    this.heartbeat(runnerId);
+    await this.heartbeat(runnerId);
     return { abandoned: [...claimed], cancel };
   }
 
   /** Stores a step once; maps the step's host to its server. */
-  recordStep(executionId: string, seq: number, report: StepReport): boolean {
+  async recordStep(executionId: string, seq: number, report: StepReport): Promise<boolean> {
     const { host, ...rest } = report;
-    const step: StepInput = { ...rest, serverId: this.serverIdOf(executionId, host) };
-    const added = this.eventsRepo.addStep(executionId, seq, step, Math.floor(this.clock.nowMs() / 1000));
-    if (added) this.events.emit({ executionId, kind: 'step' });
+    const step: StepInput = { ...rest, serverId: await this.serverIdOf(executionId, host) };
+    const added = await this.eventsRepo.addStep(executionId, seq, step, Math.floor(this.clock.nowMs() / 1000));
+    if (added) await this.publishEvent({ executionId, kind: 'step' });
     return added;
   }
 
   /** Stores a log chunk once. */
-  appendLog(executionId: string, offset: number, text: string): boolean {
-    const added = this.eventsRepo.appendLog(executionId, offset, text);
-    if (added) this.events.emit({ executionId, kind: 'log' });
+  async appendLog(executionId: string, offset: number, text: string): Promise<boolean> {
+    const added = await this.eventsRepo.appendLog(executionId, offset, text);
+    if (added) await this.publishEvent({ executionId, kind: 'log' });
     return added;
   }
 
@@ -183,13 +252,19 @@ export class ExecutionEngine {
    * ends. `late`: the execution is over (or unknown), nothing is stored; `too_many`: it has
    * `maxFiles` files already.
    */
-  recordArtifact(executionId: string, seq: number, name: string, content: string, maxFiles: number): 'stored' | 'duplicate' | 'late' | 'too_many' {
-    return this.executions.transaction(() => {
-      const latest = this.executions.get(executionId);
+  recordArtifact(
+    executionId: string,
+    seq: number,
+    name: string,
+    content: string,
+    maxFiles: number,
+  ): Promise<'stored' | 'duplicate' | 'late' | 'too_many'> {
+    return this.executions.transaction(async () => {
+      const latest = await this.executions.getForUpdate(executionId);
       if (!latest || isFinal(latest.data.state as ExecutionState)) return 'late';
-      if (this.eventsRepo.hasArtifact(executionId, name)) return 'duplicate';
-      if (this.eventsRepo.countArtifacts(executionId) >= maxFiles) return 'too_many';
-      this.eventsRepo.addArtifact(executionId, seq, name, content);
+      if (await this.eventsRepo.hasArtifact(executionId, name)) return 'duplicate';
+      if ((await this.eventsRepo.countArtifacts(executionId)) >= maxFiles) return 'too_many';
+      await this.eventsRepo.addArtifact(executionId, seq, name, content);
       return 'stored';
     });
   }
@@ -199,25 +274,24 @@ export class ExecutionEngine {
    * servers in the same transaction as the state change; locks are released either way.
    * A report for an execution that is already over is ignored (returns null).
    */
-  finish(executionId: string, outcome: Outcome, reason: string | null): Stored<ExecutionData> | null {
+  async finish(executionId: string, outcome: Outcome, reason: string | null): Promise<Stored<ExecutionData> | null> {
     const nowS = Math.floor(this.clock.nowMs() / 1000);
-    const finished = this.executions.transaction(() => {
-      const latest = this.executions.get(executionId);
+    return this.executions.transaction(async () => {
+      const latest = await this.executions.getForUpdate(executionId);
       if (!latest || isFinal(latest.data.state as ExecutionState)) return null;
       // `canceled` is what a user asked for. A run the runner stopped on its own (its drain
       // ran out of grace) was not: it failed, with the runner's reason.
       const selfCanceled = outcome === 'canceled' && latest.data.state !== 'canceling';
       const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' && !selfCanceled ? 'canceled' : 'failed';
       const why = selfCanceled ? `runner ${latest.data.runner_id ?? 'unknown'} stopped the run: ${reason ?? 'no reason given'}` : reason;
-      const done = this.append(latest, to, { time_finished: nowS, reason: why }, null);
-      if (to === 'completed') this.applyEffects(done, nowS);
+      const done = await this.append(latest, to, { time_finished: nowS, reason: why }, null);
+      if (to === 'completed') await this.applyEffects(done, nowS);
       // the run's files served their purpose (or the run did not complete): none stays
-      this.eventsRepo.removeArtifacts(executionId);
-      this.locks.release(executionId);
+      await this.eventsRepo.removeArtifacts(executionId);
+      await this.locks.release(executionId);
+      await this.bus.publish('work');
       return done;
     });
-    if (finished) this.workAvailable.emit();
-    return finished;
   }
 
   /**
@@ -230,23 +304,23 @@ export class ExecutionEngine {
     patch: Partial<ExecutionData>,
     initiatorId: string | null,
     from: readonly ExecutionState[],
-  ): Stored<ExecutionData> | null {
-    return this.executions.transaction(() => {
-      const latest = this.executions.get(executionId);
+  ): Promise<Stored<ExecutionData> | null> {
+    return this.executions.transaction(async () => {
+      const latest = await this.executions.getForUpdate(executionId);
       if (!latest || !from.includes(latest.data.state as ExecutionState)) return null;
-      const next = this.append(latest, to, { ...patch, ...(isFinal(to) ? { time_finished: Math.floor(this.clock.nowMs() / 1000) } : {}) }, initiatorId);
+      const next = await this.append(latest, to, { ...patch, ...(isFinal(to) ? { time_finished: Math.floor(this.clock.nowMs() / 1000) } : {}) }, initiatorId);
       if (isFinal(to)) {
-        this.eventsRepo.removeArtifacts(executionId);
-        this.locks.release(executionId);
+        await this.eventsRepo.removeArtifacts(executionId);
+        await this.locks.release(executionId);
       }
       return next;
     });
   }
 
   /** Marks a running execution `canceling` and asks its runner to stop it. */
-  requestCancel(executionId: string, initiatorId: string): Stored<ExecutionData> | null {
-    const next = this.transition(executionId, 'canceling', { reason: 'canceled by a user' }, initiatorId, ['started']);
-    if (next?.data.runner_id) this.cancelRequested.emit({ executionId, runnerId: next.data.runner_id });
+  async requestCancel(executionId: string, initiatorId: string): Promise<Stored<ExecutionData> | null> {
+    const next = await this.transition(executionId, 'canceling', { reason: 'canceled by a user' }, initiatorId, ['started']);
+    if (next?.data.runner_id) await this.bus.publish('cancel', JSON.stringify({ executionId, runnerId: next.data.runner_id }));
     return next;
   }
 
@@ -255,42 +329,43 @@ export class ExecutionEngine {
    * down no runner could renew its leases, and a run that went on meanwhile must not fail
    * for that; a runner that does not come back within the timeout still loses them.
    */
-  extendLeasesAtStart(): number {
+  extendLeasesAtStart(): Promise<number> {
     return this.locks.renewAll(this.clock.nowMs() + this.leaseTimeoutMs);
   }
 
   /** Fails the executions whose leases expired (their runner vanished) and frees their servers. */
-  sweep(): string[] {
-    const expired = this.locks.expiredExecutions(this.clock.nowMs());
+  async sweep(): Promise<string[]> {
+    const expired = await this.locks.expiredExecutions(this.clock.nowMs());
     const failed: string[] = [];
     for (const id of expired) {
-      const execution = this.executions.get(id);
+      const execution = await this.executions.get(id);
       const runner = execution?.data.runner_id ?? 'unknown';
-      const done = this.finish(id, 'failed', `runner ${runner} stopped answering: its lease expired`);
+      const done = await this.finish(id, 'failed', `runner ${runner} stopped answering: its lease expired`);
       if (done) failed.push(id);
-      else this.locks.release(id);
+      else await this.locks.release(id);
     }
-    if (expired.length) this.workAvailable.emit();
+    if (expired.length) await this.bus.publish('work');
     return failed;
   }
 
   /** The executions a runner holds that are still running. */
-  runningOn(runnerId: string): Stored<ExecutionData>[] {
-    return this.executions.list({
+  async runningOn(runnerId: string): Promise<Stored<ExecutionData>[]> {
+    const { items } = await this.executions.list({
       page: 1,
       perPage: 1,
       all: true,
       filter: JSON.stringify({ runner_id: runnerId, state: { in: ['started', 'canceling'] } }),
-    }).items;
+    });
+    return items;
   }
 
   /** The assignment of a started execution; remembers its runner and host map. */
-  private assignment(execution: Stored<ExecutionData>): Assignment {
-    const config = this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
+  private async assignment(execution: Stored<ExecutionData>): Promise<Assignment> {
+    const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
     if (!config) throw new Error(`configuration of execution ${execution.id} is missing`);
     const serverIds: Record<string, string> = {};
     const hostKeys: Record<string, string> = {};
-    const servers = this.servers.liveMany(execution.data.server_ids).found;
+    const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
     for (const server of servers) {
       if (server.data.ip) serverIds[server.data.ip] = server.id;
       if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
@@ -300,48 +375,46 @@ export class ExecutionEngine {
   }
 
   /** The server a step's host (an IP, or a server id) names among the execution's servers. */
-  private serverIdOf(executionId: string, host: string): string | null {
+  private async serverIdOf(executionId: string, host: string): Promise<string | null> {
     let running = this.running.get(executionId);
     if (!running) {
-      const execution = this.executions.get(executionId);
+      const execution = await this.executions.get(executionId);
       if (!execution) return null;
-      running = { runnerId: execution.data.runner_id ?? '', hosts: hostMap(this.servers.liveMany(execution.data.server_ids).found) };
+      running = { runnerId: execution.data.runner_id ?? '', hosts: hostMap((await this.servers.liveMany(execution.data.server_ids)).found) };
       if (execution.data.runner_id && !isFinal(execution.data.state as ExecutionState)) this.running.set(executionId, running);
     }
     return running.hosts.get(host) ?? null;
   }
 
-  private append(latest: Stored<ExecutionData>, to: ExecutionState, patch: Partial<ExecutionData>, initiatorId: string | null): Stored<ExecutionData> {
+  /** Appends the next state; the caller holds the transaction. Followers hear of it once it commits. */
+  private async append(latest: Stored<ExecutionData>, to: ExecutionState, patch: Partial<ExecutionData>, initiatorId: string | null): Promise<Stored<ExecutionData>> {
     checkTransition(latest.data.state, to);
-    const next = this.executions.append(latest, { data: { ...latest.data, ...patch, state: to } }, initiatorId, Math.floor(this.clock.nowMs() / 1000));
-    this.events.emit({ executionId: latest.id, kind: 'state' });
-    if (isFinal(to)) {
-      this.running.delete(latest.id);
-      this.ended.emit(next);
-    }
+    const next = await this.executions.append(latest, { data: { ...latest.data, ...patch, state: to } }, initiatorId, Math.floor(this.clock.nowMs() / 1000));
+    await this.publishEvent({ executionId: latest.id, kind: 'state', final: isFinal(to) });
+    if (isFinal(to)) await this.ended.emit(next);
     return next;
   }
 
-  private applyEffects(execution: Stored<ExecutionData>, nowS: number): void {
+  private async applyEffects(execution: Stored<ExecutionData>, nowS: number): Promise<void> {
     const plugin = getPlugin(execution.data.playbook_configuration.playbook_name);
-    const cluster = this.clusterRepo.get(execution.data.cluster_id);
-    const config = this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
+    const cluster = await this.clusterRepo.getForUpdate(execution.data.cluster_id);
+    const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
     if (!plugin || !cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
-    const servers = this.servers.liveMany(execution.data.server_ids).found;
-    const artifacts = this.eventsRepo.listArtifacts(execution.id);
+    const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
+    const artifacts = await this.eventsRepo.listArtifacts(execution.id);
     const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration, artifacts);
     if (effect.files) {
-      this.files.removeAll(cluster.id);
-      for (const file of effect.files) this.files.put(cluster.id, file.name, file.content, nowS);
+      await this.files.removeAll(cluster.id);
+      for (const file of effect.files) await this.files.put(cluster.id, file.name, file.content, nowS);
     }
-    for (const id of effect.join) this.servers.setCluster(id, cluster.id, nowS);
-    for (const id of effect.leave) this.servers.setCluster(id, null, nowS);
-    const latest = this.clusterRepo.get(cluster.id);
+    for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
+    for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
+    const latest = await this.clusterRepo.getForUpdate(cluster.id);
     if (!latest) return;
-    const updated = this.clusterRepo.append(latest, { data: { ...latest.data, configuration: effect.configuration } }, null, nowS);
+    const updated = await this.clusterRepo.append(latest, { data: { ...latest.data, configuration: effect.configuration } }, null, nowS);
     if (effect.deleteCluster) {
-      this.clusterRepo.append(updated, { time_deleted: nowS }, null, nowS);
-      this.files.removeAll(cluster.id);
+      await this.clusterRepo.append(updated, { time_deleted: nowS }, null, nowS);
+      await this.files.removeAll(cluster.id);
     }
   }
 }

@@ -5,7 +5,7 @@ import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types
 import { ApiError, badRequest, conflict, forbidden } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { ClusterService } from './cluster.service.js';
-import type { ExecutionEngine } from './execution-engine.js';
+import { EVERY_EXECUTION, type ExecutionEngine } from './execution-engine.js';
 import { isFinal } from './execution-state.js';
 import { hasPlaybook, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
@@ -30,24 +30,24 @@ export class ExecutionService extends VersionedService<ExecutionData> {
    * Queues an execution of a configuration at a version. Needs the playbook permission of
    * the configuration's playbook (403 otherwise).
    */
-  create(body: ExecutionCreate, principal: Principal): Stored<ExecutionData> {
+  async create(body: ExecutionCreate, principal: Principal): Promise<Stored<ExecutionData>> {
     const id = body.playbook_configuration?.id ?? body.playbook_configuration_id;
     const version = body.playbook_configuration?.version ?? body.playbook_configuration_version;
     if (!id || !version) {
       throw badRequest('The body needs "playbook_configuration": {"id", "version"} (or "playbook_configuration_id" and "playbook_configuration_version").');
     }
-    const latest = this.configurations.get(id);
-    const config = this.configurations.getVersion(id, version);
+    const latest = await this.configurations.get(id);
+    const config = await this.configurations.getVersion(id, version);
     if (!latest || !config || latest.time_deleted !== 0) {
       throw new ApiError(400, 'UnknownPlaybookConfiguration', `No live playbook configuration ${id} at version ${version}.`);
     }
     const playbook = config.data.playbook_id;
     if (!hasPlaybook(principal, playbook)) throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
-    if (!this.clusters.live(config.data.cluster_id)) {
+    if (!(await this.clusters.live(config.data.cluster_id))) {
       throw new ApiError(400, 'UnknownClusterError', `The cluster ${config.data.cluster_id} of this configuration is deleted.`);
     }
     const now = this.now();
-    const execution = this.repo.create(
+    const execution = await this.repo.create(
       {
         playbook_configuration: { id, version, playbook_name: playbook },
         state: 'created',
@@ -62,12 +62,12 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       principal.user.id,
       now,
     );
-    this.engine.queued();
+    await this.engine.queued();
     return execution;
   }
 
   /** `DELETE /v1/execution/{id}/` cancels (contract). */
-  delete(id: string, principal: Principal): Stored<ExecutionData> {
+  delete(id: string, principal: Principal): Promise<Stored<ExecutionData>> {
     return this.cancel(id, principal);
   }
 
@@ -76,14 +76,14 @@ export class ExecutionService extends VersionedService<ExecutionData> {
    * and the engine tells its runner. Canceling a canceling or canceled one is a no-op; a
    * finished one cannot be canceled (409).
    */
-  cancel(id: string, principal: Principal): Stored<ExecutionData> {
-    const current = this.get(id);
+  async cancel(id: string, principal: Principal): Promise<Stored<ExecutionData>> {
+    const current = await this.get(id);
     const state = current.data.state as ExecutionState;
     switch (state) {
       case 'created':
-        return this.engine.transition(id, 'canceled', { reason: 'canceled before it started' }, principal.user.id, ['created']) ?? this.cancel(id, principal);
+        return (await this.engine.transition(id, 'canceled', { reason: 'canceled before it started' }, principal.user.id, ['created'])) ?? this.cancel(id, principal);
       case 'started':
-        return this.engine.requestCancel(id, principal.user.id) ?? this.cancel(id, principal);
+        return (await this.engine.requestCancel(id, principal.user.id)) ?? this.cancel(id, principal);
       case 'canceling':
       case 'canceled':
         return current;
@@ -94,21 +94,21 @@ export class ExecutionService extends VersionedService<ExecutionData> {
   }
 
   /** A page of the steps of an execution (filtered and sorted); 404 when the id is unknown. */
-  steps(id: string, request: ListRequest): Page<Stored<ExecutionStepData>> {
-    this.get(id);
+  async steps(id: string, request: ListRequest): Promise<Page<Stored<ExecutionStepData>>> {
+    await this.get(id);
     return this.events.listSteps(id, request);
   }
 
   /** Every matching step of an execution (`all`), read in bounded batches; 404 when the id is unknown. */
-  stepsCursor(id: string, request: ListRequest): ListCursor<Stored<ExecutionStepData>> {
-    this.get(id);
+  async stepsCursor(id: string, request: ListRequest): Promise<ListCursor<Stored<ExecutionStepData>>> {
+    await this.get(id);
     return this.events.cursorSteps(id, request);
   }
 
   /** The log of an execution so far, as far as it is contiguous; 404 when the id is unknown. */
-  log(id: string): string {
-    this.get(id);
-    return this.events.readLog(id).text;
+  async log(id: string): Promise<string> {
+    await this.get(id);
+    return (await this.events.readLog(id)).text;
   }
 
   /**
@@ -122,8 +122,12 @@ export class ExecutionService extends VersionedService<ExecutionData> {
    */
   async *follow(id: string, signal: AbortSignal): AsyncGenerator<string, void, undefined> {
     let wake: (() => void) | null = null;
+    // Set by an event of this execution: one that comes while a read is under way is not lost.
+    let dirty = false;
     const unsubscribe = this.engine.events.on((event) => {
-      if (event.executionId === id && wake) wake();
+      if (event.executionId !== id && event.executionId !== EVERY_EXECUTION) return;
+      dirty = true;
+      wake?.();
     });
     const stop = () => wake?.();
     signal.addEventListener('abort', stop);
@@ -132,14 +136,16 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       while (!signal.aborted) {
         // The state is read before the log: once it is final, the reads after it see the
         // log as it was stored when the run ended.
-        const finished = isFinal(this.get(id).data.state as ExecutionState);
-        const { text, next } = this.events.readLog(id, offset, FOLLOW_READ_CHUNKS);
+        dirty = false;
+        const finished = isFinal((await this.get(id)).data.state as ExecutionState);
+        const { text, next } = await this.events.readLog(id, offset, FOLLOW_READ_CHUNKS);
         offset = next;
         if (text) {
           yield text;
           continue;
         }
         if (finished) return;
+        if (dirty) continue;
         await new Promise<void>((resolve) => {
           wake = resolve;
         });

@@ -77,18 +77,18 @@ export class FactsScheduler {
     private readonly log: Logger,
     private readonly answerTimeoutMs = 120_000,
   ) {
-    this.unsubscribe = servers.factsRequested.on((server) => this.request(server));
+    this.unsubscribe = servers.factsRequested.on((id) => this.request(id));
   }
 
   /** Queues the servers left waiting for facts by a previous run of the control plane. */
-  resume(): void {
-    const waiting = this.servers.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['gathering_facts', 'unreachable'] } }) });
-    for (const server of waiting.items) this.request(server);
+  async resume(): Promise<void> {
+    const waiting = await this.servers.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['gathering_facts', 'unreachable'] } }) });
+    for (const server of waiting.items) this.request(server.id);
   }
 
   /** Asks for a server's facts (again). */
-  request(server: Stored<ServerData>): void {
-    this.pending.set(server.id, { serverId: server.id, attempts: 0, dueMs: this.clock.nowMs(), inFlight: null });
+  request(serverId: string): void {
+    this.pending.set(serverId, { serverId, attempts: 0, dueMs: this.clock.nowMs(), inFlight: null });
     this.requested.emit();
   }
 
@@ -98,7 +98,7 @@ export class FactsScheduler {
   }
 
   /** Hands due requests to the given runners, round-robin among those serving each server. */
-  take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): { runner: string; request: FactsRequest }[] {
+  async take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): Promise<{ runner: string; request: FactsRequest }[]> {
     const nowMs = this.clock.nowMs();
     const out: { runner: string; request: FactsRequest }[] = [];
     let turn = 0;
@@ -111,7 +111,7 @@ export class FactsScheduler {
       if (p.dueMs > nowMs) continue;
       let server: Stored<ServerData>;
       try {
-        server = this.servers.get(p.serverId);
+        server = await this.servers.get(p.serverId);
       } catch {
         this.pending.delete(p.serverId);
         continue;
@@ -135,7 +135,7 @@ export class FactsScheduler {
   }
 
   /** Records a runner's answer; a failure is retried later. */
-  complete(runner: string, answer: FactsAnswer): void {
+  async complete(runner: string, answer: FactsAnswer): Promise<void> {
     const serverId = answer.serverId;
     const p = this.pending.get(serverId);
     if (!p?.inFlight || p.inFlight.requestId !== answer.requestId) {
@@ -144,7 +144,7 @@ export class FactsScheduler {
     }
     p.inFlight = null;
     if (answer.ok) {
-      this.servers.recordFacts(serverId, answer.facts, answer.hostKey);
+      await this.servers.recordFacts(serverId, answer.facts, answer.hostKey);
       this.pending.delete(serverId);
       this.log.info({ runner, serverId }, 'facts recorded');
       return;
@@ -153,7 +153,7 @@ export class FactsScheduler {
     p.attempts += 1;
     p.dueMs = this.clock.nowMs() + retryDelayMs(p.attempts);
     try {
-      this.servers.recordFactsFailure(serverId, error);
+      await this.servers.recordFactsFailure(serverId, error);
     } catch {
       this.pending.delete(serverId);
     }

@@ -22,11 +22,12 @@ const BATCH = 20;
  * The mailer: `send` stores the mail in the outbox table, in the caller's transaction when
  * one is open, so a mail is committed (or rolled back) with what it tells of, and a crash
  * after the commit loses nothing. Mails are delivered from the outbox in the background:
- * at once after the commit, again at start (`resume`), and after a failure with capped
- * exponential backoff and jitter. A delivered mail is deleted; a mail refused for good
- * (5xx to its recipient or content), or still undelivered after `giveUpMs`, is written to
- * the spool folder. Delivery is at least once: a crash between the server's acceptance and
- * the deletion sends that mail again at the next start.
+ * at once after the commit (`Database.afterCommit`: never before it), again at start
+ * (`resume`), and after a failure with capped exponential backoff and jitter. A delivered
+ * mail is deleted; a mail refused for good (5xx to its recipient or content), or still
+ * undelivered after `giveUpMs`, is written to the spool folder. Delivery is at least once:
+ * a crash between the server's acceptance and the deletion sends that mail again at the
+ * next start.
  *
  * The outbox holds mail bodies, among them generated passwords and reset tokens, in clear:
  * the database already holds the token signing key, so it is protected as a secret as a
@@ -58,15 +59,16 @@ export class MailOutbox implements Mailer {
     });
   }
 
-  send(mail: Mail): void {
-    const id = this.repo.add(mail, this.clock.nowMs());
+  async send(mail: Mail): Promise<void> {
+    const id = await this.repo.add(mail, this.clock.nowMs());
     this.log.debug({ mailId: id, to: mail.to, subject: mail.subject }, 'mail queued');
-    this.loop.kick();
+    // a pass started before the commit would not see the mail
+    this.repo.afterCommit(() => this.loop.kick());
   }
 
   /** Delivers what the outbox holds (mails left by an earlier run of the service). */
-  resume(): void {
-    const waiting = this.repo.size();
+  async resume(): Promise<void> {
+    const waiting = await this.repo.size();
     if (waiting > 0) this.log.info({ mails: waiting }, 'delivering the mails of the outbox');
     this.loop.kick();
   }
@@ -82,7 +84,7 @@ export class MailOutbox implements Mailer {
     const meta = { mailId: mail.id, to: mail.to, subject: mail.subject };
     try {
       await this.transport.deliver(mail);
-      this.repo.remove(mail.id);
+      await this.repo.remove(mail.id);
       this.log.info({ ...meta, attempts: mail.attempts + 1 }, 'mail sent');
       return;
     } catch (err) {
@@ -92,14 +94,14 @@ export class MailOutbox implements Mailer {
         this.log.error({ ...meta, attempts, err }, 'mail not delivered: refused for good or too old; spooling it');
         try {
           await this.transport.spool(mail);
-          this.repo.remove(mail.id);
+          await this.repo.remove(mail.id);
           return;
         } catch (spoolErr) {
           this.log.error({ ...meta, err: spoolErr }, 'cannot spool the mail; it stays in the outbox');
         }
       }
       const delay = this.backoff(attempts);
-      this.repo.postpone(mail.id, attempts, now + delay, err instanceof Error ? err.message : String(err));
+      await this.repo.postpone(mail.id, attempts, now + delay, err instanceof Error ? err.message : String(err));
       this.log.warn({ ...meta, attempts, retryInMs: delay, err }, 'mail not delivered; will try again');
     }
   }

@@ -41,15 +41,15 @@ export interface ExecutionNotice {
   readonly failing_step: FailingStep | null;
 }
 
-/** What the notifier reads of the rest of the system (synchronous: it runs inside a transaction). */
+/** What the notifier reads of the rest of the system (in the caller's transaction: it runs inside one). */
 export interface NotifierSources {
-  cluster(id: string): Stored<ClusterData> | undefined;
-  server(id: string): Stored<ServerData> | undefined;
-  lastFailedStep(executionId: string): StepInput | null;
+  cluster(id: string): Promise<Stored<ClusterData> | undefined>;
+  server(id: string): Promise<Stored<ServerData> | undefined>;
+  lastFailedStep(executionId: string): Promise<StepInput | null>;
   /** Who started the execution (version 1's initiator). */
-  initiatorOf(executionId: string): string | null;
-  /** Runs `fn` in a (nested) transaction. */
-  atomically(fn: () => void): void;
+  initiatorOf(executionId: string): Promise<string | null>;
+  /** Runs `fn` in a (nested) transaction: a savepoint of the caller's, rolled back alone when `fn` throws. */
+  atomically<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 interface Targets {
@@ -101,31 +101,33 @@ export class ExecutionNotifier {
     this.base = publicBaseUrl(config);
   }
 
-  /** Queues the notifications of an execution that just ended; the caller holds the transaction. */
-  executionEnded(execution: Stored<ExecutionData>): void {
+  /**
+   * Queues the notifications of an execution that just ended; the caller holds the
+   * transaction and awaits this within it. Never rejects: a failure is logged.
+   */
+  async executionEnded(execution: Stored<ExecutionData>): Promise<void> {
     try {
       // a savepoint: a notification that cannot be queued is logged, and never undoes the end
-      this.sources.atomically(() => this.queue(execution));
+      await this.sources.atomically(() => this.queue(execution));
     } catch (err) {
       this.log.error({ err, executionId: execution.id }, 'cannot queue the notifications of an execution');
     }
   }
 
-  private queue(execution: Stored<ExecutionData>): void {
+  private async queue(execution: Stored<ExecutionData>): Promise<void> {
     const state = execution.data.state;
     if (!(NOTIFICATION_EVENTS as readonly string[]).includes(state)) return;
     const event = state as NotificationEvent;
-    const cluster = this.sources.cluster(execution.data.cluster_id);
+    const cluster = await this.sources.cluster(execution.data.cluster_id);
     const targets = this.targets(event, execution.data.cluster_id, cluster?.data.name ?? null);
     if (targets.emails.length === 0 && targets.webhooks.length === 0) return;
-    const notice = this.notice(execution, event, cluster);
+    const notice = await this.notice(execution, event, cluster);
     const body = JSON.stringify(notice);
-    for (const url of targets.webhooks) this.webhooks.enqueue({ executionId: execution.id, event: notice.event, url, body });
+    for (const url of targets.webhooks) await this.webhooks.enqueue({ executionId: execution.id, event: notice.event, url, body });
     const mail = this.mail(notice);
-    for (const to of targets.emails) this.mailer.send({ to, ...mail });
+    for (const to of targets.emails) await this.mailer.send({ to, ...mail });
     this.log.info({ executionId: execution.id, event: notice.event, emails: targets.emails.length, webhooks: targets.webhooks.length }, 'execution end notified');
   }
-
 
   /** The global targets and the cluster's that ask for `event`, each address and URL once. */
   private targets(event: NotificationEvent, clusterId: string, clusterName: string | null): Targets {
@@ -146,8 +148,10 @@ export class ExecutionNotifier {
     return { emails: [...emails.values()], webhooks: [...webhooks] };
   }
 
-  private notice(execution: Stored<ExecutionData>, event: NotificationEvent, cluster: Stored<ClusterData> | undefined): ExecutionNotice {
+  private async notice(execution: Stored<ExecutionData>, event: NotificationEvent, cluster: Stored<ClusterData> | undefined): Promise<ExecutionNotice> {
     const d = execution.data;
+    const initiatorId = await this.sources.initiatorOf(execution.id);
+    const failingStep = event === 'failed' ? await this.failingStep(execution.id) : null;
     const url = `${this.base}/v1/execution/${execution.id}/`;
     return {
       event: `execution.${event}`,
@@ -159,7 +163,7 @@ export class ExecutionNotifier {
         playbook: d.playbook_configuration.playbook_name,
         playbook_configuration: { id: d.playbook_configuration.id, version: d.playbook_configuration.version },
         cluster: { id: d.cluster_id, name: cluster?.data.name ?? null },
-        initiator_id: this.sources.initiatorOf(execution.id),
+        initiator_id: initiatorId,
         runner_id: d.runner_id,
         time_created: d.time_created,
         time_started: d.time_started,
@@ -167,14 +171,14 @@ export class ExecutionNotifier {
         url,
         log_url: `${url}log/`,
       },
-      failing_step: event === 'failed' ? this.failingStep(execution.id) : null,
+      failing_step: failingStep,
     };
   }
 
-  private failingStep(executionId: string): FailingStep | null {
-    const step = this.sources.lastFailedStep(executionId);
+  private async failingStep(executionId: string): Promise<FailingStep | null> {
+    const step = await this.sources.lastFailedStep(executionId);
     if (!step) return null;
-    const server = step.serverId ? this.sources.server(step.serverId) : undefined;
+    const server = step.serverId ? await this.sources.server(step.serverId) : undefined;
     return {
       role: step.role,
       name: step.name,

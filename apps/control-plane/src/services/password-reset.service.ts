@@ -3,7 +3,7 @@ import type { AuthRepository } from '../db/auth.repository.js';
 import { badRequest, notFound, tooManyRequests } from '../errors.js';
 import { nowS, type Clock, type Mailer } from '../ports.js';
 import { hashPassword } from './passwords.js';
-import type { Throttle } from './throttle.js';
+import type { Limiter } from './throttle.js';
 import type { UserService } from './user.service.js';
 
 const MIN_PASSWORD_LENGTH = 8;
@@ -24,19 +24,19 @@ export class PasswordResetService {
     private readonly mailer: Mailer,
     private readonly clock: Clock,
     /** Requests are counted per login *and* address (so no one can keep a login from asking), and per address. */
-    private readonly options: { ttlS: number; resetUrl: string; perLoginAndAddress: Throttle; perAddress: Throttle },
+    private readonly options: { ttlS: number; resetUrl: string; perLoginAndAddress: Limiter; perAddress: Limiter },
   ) {}
 
   /** Requests a reset. Answers the same whether or not the login exists. */
-  request(login: string, address: string): void {
+  async request(login: string, address: string): Promise<void> {
     const nowMs = this.clock.nowMs();
     const pairKey = `${address} ${login.toLowerCase()}`;
-    const wait = Math.max(this.options.perLoginAndAddress.retryAfterMs(pairKey, nowMs), this.options.perAddress.retryAfterMs(address, nowMs));
+    const wait = Math.max(await this.options.perLoginAndAddress.retryAfterMs(pairKey, nowMs), await this.options.perAddress.retryAfterMs(address, nowMs));
     if (wait > 0) throw tooManyRequests('Too many password reset requests from this address: try again later.', wait / 1000);
-    this.options.perLoginAndAddress.hit(pairKey, nowMs);
-    this.options.perAddress.hit(address, nowMs);
+    await this.options.perLoginAndAddress.hit(pairKey, nowMs);
+    await this.options.perAddress.hit(address, nowMs);
 
-    const user = this.users.byLogin(login);
+    const user = await this.users.byLogin(login);
     if (!user) return;
     // hex: a token is pasted into URLs and onto command lines, where one starting with '-'
     // (base64url) would read as an option
@@ -44,9 +44,9 @@ export class PasswordResetService {
     const now = nowS(this.clock);
     const link = this.options.resetUrl.split('{reset_token}').join(token);
     // the token and its mail are stored together: a token is never valid without its mail
-    this.repo.transaction(() => {
-      this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
-      this.mailer.send({
+    await this.repo.transaction(async () => {
+      await this.repo.addPasswordReset(digest(token), user.id, now, now + this.options.ttlS);
+      await this.mailer.send({
         to: user.data.email,
         subject: 'Carapace password reset',
         text: [
@@ -66,23 +66,24 @@ export class PasswordResetService {
   }
 
   /** Checks that a reset token is valid, without consuming it; 404 otherwise. */
-  check(token: string): void {
-    if (!this.repo.passwordResetUser(digest(token), nowS(this.clock))) throw notFound('Unknown or expired password reset token.');
+  async check(token: string): Promise<void> {
+    if (!(await this.repo.passwordResetUser(digest(token), nowS(this.clock)))) throw notFound('Unknown or expired password reset token.');
   }
 
   /** Sets a new password with a reset token, once. */
   async reset(token: string, password: string): Promise<void> {
     if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`A password has at least ${MIN_PASSWORD_LENGTH} characters.`);
     const hash = digest(token);
-    const userId = this.repo.passwordResetUser(hash, nowS(this.clock));
+    const userId = await this.repo.passwordResetUser(hash, nowS(this.clock));
     if (!userId) throw notFound('Unknown or expired password reset token.');
+    // hashed before the transaction opens: a transaction holds the database meanwhile
     const passwordHash = await hashPassword(password);
-    this.repo.transaction(() => {
+    await this.repo.transaction(async () => {
       const now = nowS(this.clock);
-      if (!this.repo.consumePasswordReset(hash, now)) throw notFound('Unknown or expired password reset token.');
-      this.repo.setPasswordHash(userId, passwordHash, now);
-      this.repo.dropPasswordResets(userId, now);
-      this.repo.revokeUserTokens(userId, now);
+      if (!(await this.repo.consumePasswordReset(hash, now))) throw notFound('Unknown or expired password reset token.');
+      await this.repo.setPasswordHash(userId, passwordHash, now);
+      await this.repo.dropPasswordResets(userId, now);
+      await this.repo.revokeUserTokens(userId, now);
     });
   }
 }

@@ -48,8 +48,8 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
   }
 
   /** Checks the request and builds the configuration with the playbook's plugin. */
-  create(body: PlaybookConfigurationCreate, principal: Principal): Stored<PlaybookConfigurationData> {
-    const data = this.build(body);
+  async create(body: PlaybookConfigurationCreate, principal: Principal): Promise<Stored<PlaybookConfigurationData>> {
+    const data = await this.build(body);
     return this.repo.create(data, principal.user.id, this.now());
   }
 
@@ -62,8 +62,8 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
     return id;
   }
 
-  update(id: string, body: PlaybookConfigurationUpdate, principal: Principal): Stored<PlaybookConfigurationData> {
-    this.checkUpdatable(id, body);
+  async update(id: string, body: PlaybookConfigurationUpdate, principal: Principal): Promise<Stored<PlaybookConfigurationData>> {
+    await this.checkUpdatable(id, body);
     const { name, configuration } = body.data;
     return this.appendChecked(
       id,
@@ -73,20 +73,20 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
     );
   }
 
-  delete(id: string, principal: Principal): Stored<PlaybookConfigurationData> {
+  delete(id: string, principal: Principal): Promise<Stored<PlaybookConfigurationData>> {
     return this.appendChecked(id, null, () => ({ time_deleted: this.now() }), principal);
   }
 
-  private build(body: PlaybookConfigurationCreate): PlaybookConfigurationData {
+  private async build(body: PlaybookConfigurationCreate): Promise<PlaybookConfigurationData> {
     const playbookId = this.playbookOf(body);
     const plugin = getPlugin(playbookId);
     if (!plugin) throw new ApiError(400, 'UnknownPlaybookError', `No playbook with id ${playbookId}.`);
-    const cluster = this.clusters.live(body.cluster_id);
+    const cluster = await this.clusters.live(body.cluster_id);
     if (!cluster) throw new ApiError(400, 'UnknownClusterError', `No live cluster with id ${body.cluster_id}.`);
     const requestedIds = body.server_ids ?? [];
-    const { found, missing } = this.servers.liveMany(requestedIds);
+    const { found, missing } = await this.servers.liveMany(requestedIds);
     if (missing.length) throw new ApiError(400, 'UnknownServerError', `No live server with id ${missing.join(', ')}.`);
-    const clusterServers = this.servers.ofCluster(cluster.id);
+    const clusterServers = await this.servers.ofCluster(cluster.id);
     return asApiError(() => {
       const hints = resolveHints(plugin.descriptor, body.hints ?? []);
       const pc = pluginCluster(cluster);

@@ -64,19 +64,19 @@ export class RoleService extends VersionedService<RoleData> {
     repo: VersionedRepository<RoleData>,
     clock: Clock,
     private readonly admins: Administrators,
-    private readonly countUsersWithRole: (roleId: string) => number,
+    private readonly countUsersWithRole: (roleId: string) => Promise<number>,
   ) {
     super(model, repo, clock);
   }
 
-  create(body: RoleCreate, principal: Principal): Stored<RoleData> {
+  async create(body: RoleCreate, principal: Principal): Promise<Stored<RoleData>> {
     const permissions = normalizePermissions(body.permissions);
     checkGrantable(principal, permissions);
     return this.unique(() => this.repo.create({ name: body.name, permissions }, principal.user.id, this.now()));
   }
 
-  update(id: string, body: RoleUpdate, principal: Principal): Stored<RoleData> {
-    const latest = this.checkUpdatable(id, body);
+  async update(id: string, body: RoleUpdate, principal: Principal): Promise<Stored<RoleData>> {
+    const latest = await this.checkUpdatable(id, body);
     checkHeld(principal, latest.data.permissions, 'change a role holding');
     const permissions = normalizePermissions(body.data.permissions);
     checkGrantable(principal, permissions);
@@ -85,9 +85,9 @@ export class RoleService extends VersionedService<RoleData> {
         this.appendChecked(
           id,
           body,
-          (current) => {
+          async (current) => {
             checkHeld(principal, current.data.permissions, 'change a role holding');
-            if (this.admins.isBootstrapRole(id) && !holdsEverything(permissions)) {
+            if ((await this.admins.isBootstrapRole(id)) && !holdsEverything(permissions)) {
               throw conflict('CannotReduceBootstrapRole', `The role ${current.data.name} was created at first start and keeps every permission.`);
             }
             return { data: { ...current.data, name: body.data.name, permissions } };
@@ -98,16 +98,16 @@ export class RoleService extends VersionedService<RoleData> {
     );
   }
 
-  delete(id: string, principal: Principal): Stored<RoleData> {
+  delete(id: string, principal: Principal): Promise<Stored<RoleData>> {
     return this.appendChecked(
       id,
       null,
-      (latest) => {
+      async (latest) => {
         checkHeld(principal, latest.data.permissions, 'delete a role holding');
-        if (this.admins.isBootstrapRole(id)) {
+        if (await this.admins.isBootstrapRole(id)) {
           throw conflict('CannotDeleteBootstrapRole', `The role ${latest.data.name} was created at first start and cannot be deleted.`);
         }
-        if (this.countUsersWithRole(id) > 0) {
+        if ((await this.countUsersWithRole(id)) > 0) {
           throw conflict('CannotDeleteRoleWithActiveUsers', `The role ${id} is the role of live users.`);
         }
         return { time_deleted: this.now() };
@@ -117,7 +117,7 @@ export class RoleService extends VersionedService<RoleData> {
   }
 
   /** The latest version of a role, deleted or not. */
-  find(id: string): Stored<RoleData> | undefined {
+  find(id: string): Promise<Stored<RoleData> | undefined> {
     return this.repo.get(id);
   }
 }

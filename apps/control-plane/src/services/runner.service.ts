@@ -1,7 +1,9 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Runner, RunnerToken } from '@carapace/models';
 import { conflict, notFound } from '../errors.js';
+import type { Bus } from '../db/bus.js';
 import type { RunnerRepository } from '../db/runner.repository.js';
+import type { RunnerSessionRepository } from '../db/runner-session.repository.js';
 import type { Clock } from '../ports.js';
 import { nowS } from '../ports.js';
 import { Signal } from './signal.js';
@@ -44,6 +46,11 @@ function digest(secret: string): string {
  * Runner identities and sessions. A runner token is `crt.<name in base64url>.<secret>`; only
  * the SHA-256 of the secret is stored, compared in constant time. One session per runner
  * name: a new stream of the same runner replaces the old one.
+ *
+ * The sessions of the streams this replica holds are kept in memory (dispatch reads them on
+ * every turn) and in `runner_sessions` (`RunnerSessionRepository`), so that every replica
+ * lists every connected runner; a session whose heartbeat is older than the lease timeout
+ * counts as gone (its replica died with the stream).
  */
 export class RunnerService {
   private readonly sessions = new Map<string, RunnerSession>();
@@ -53,38 +60,46 @@ export class RunnerService {
   constructor(
     private readonly repo: RunnerRepository,
     private readonly clock: Clock,
-    private readonly running: (name: string) => string[],
-  ) {}
+    private readonly running: (name: string) => Promise<string[]>,
+    private readonly bus: Bus,
+    private readonly stored: RunnerSessionRepository,
+    /** Names this replica in `runner_sessions`. */
+    private readonly replica: string,
+    private readonly leaseTimeoutMs: number,
+  ) {
+    // A revocation through any replica closes the stream wherever the runner is connected.
+    bus.subscribe('runner_revoked', (name) => this.revoked.emit(name));
+  }
 
   /** Issues a token for a new runner; 409 when the name is taken. */
-  create(name: string, labels: Record<string, string>, createdBy: string | null): RunnerToken {
+  async create(name: string, labels: Record<string, string>, createdBy: string | null): Promise<RunnerToken> {
     const secret = randomBytes(32).toString('base64url');
     const row = { name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy, revokedAt: null };
-    if (!this.repo.insert(row)) throw conflict('RunnerExists', `A runner named ${name} exists already; delete it first to issue a new token.`);
+    if (!(await this.repo.insert(row))) throw conflict('RunnerExists', `A runner named ${name} exists already; delete it first to issue a new token.`);
     return { name, labels, token: this.token(name, secret) };
   }
 
   /** Issues (or rotates) the token of a runner the control plane starts itself. */
-  rotate(name: string, labels: Record<string, string>): RunnerToken {
+  async rotate(name: string, labels: Record<string, string>): Promise<RunnerToken> {
     const secret = randomBytes(32).toString('base64url');
-    this.repo.upsert({ name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy: null, revokedAt: null });
+    await this.repo.upsert({ name, tokenHash: digest(secret), labels, timeCreated: nowS(this.clock), createdBy: null, revokedAt: null });
     return { name, labels, token: this.token(name, secret) };
   }
 
   /** Revokes a runner's token; its open stream, if any, is closed by the caller. */
-  delete(name: string): void {
-    if (!this.repo.delete(name)) throw notFound(`No runner is named ${name}.`);
-    this.revoked.emit(name);
+  async delete(name: string): Promise<void> {
+    if (!(await this.repo.delete(name))) throw notFound(`No runner is named ${name}.`);
+    await this.bus.publish('runner_revoked', name);
   }
 
   /** The runner a token belongs to, or null when the token is not valid. */
-  authenticate(token: string | undefined): string | null {
+  async authenticate(token: string | undefined): Promise<string | null> {
     if (!token) return null;
     const parts = token.trim().split('.');
     if (parts.length !== 3 || parts[0] !== TOKEN_PREFIX) return null;
     const name = Buffer.from(parts[1] ?? '', 'base64url').toString('utf8');
     if (!RUNNER_NAME.test(name)) return null;
-    const row = this.repo.get(name);
+    const row = await this.repo.get(name);
     const given = Buffer.from(digest(parts[2] ?? ''), 'hex');
     // Compare against a dummy digest when the runner is unknown, so timing tells nothing.
     const stored = Buffer.from(row?.tokenHash ?? digest(randomUUID()), 'hex');
@@ -93,18 +108,19 @@ export class RunnerService {
   }
 
   /** Labels a runner was registered with. */
-  private labelsOf(name: string): Record<string, string> {
-    return this.repo.get(name)?.labels ?? {};
+  private async labelsOf(name: string): Promise<Record<string, string>> {
+    return (await this.repo.get(name))?.labels ?? {};
   }
 
   /** Opens a new session for a runner that said hello, replacing its previous one. */
-  open(hello: RunnerHello): { session: RunnerSession; replaced: boolean } {
+  async open(hello: RunnerHello): Promise<{ session: RunnerSession; replaced: boolean }> {
+    const labels = await this.labelsOf(hello.name);
     const nowMs = this.clock.nowMs();
     const session: RunnerSession = {
       sessionId: randomUUID(),
       name: hello.name,
       version: hello.version,
-      labels: { ...this.labelsOf(hello.name), ...hello.labels },
+      labels: { ...labels, ...hello.labels },
       slots: hello.slots,
       connectedAtMs: nowMs,
       peer: hello.peer,
@@ -114,21 +130,28 @@ export class RunnerService {
     };
     const replaced = this.sessions.has(hello.name);
     this.sessions.set(hello.name, session);
+    const { draining: _, ...stored } = session;
+    await this.stored.put({ ...stored, replica: this.replica, labels: { ...session.labels } });
     return { session, replaced };
   }
 
   /** A session's heartbeat arrived. */
-  heartbeat(session: RunnerSession): void {
+  async heartbeat(session: RunnerSession): Promise<void> {
     session.lastHeartbeatMs = this.clock.nowMs();
+    await this.stored.heartbeat(session.name, session.sessionId, session.lastHeartbeatMs);
   }
 
   /** A session's runner is shutting down: it takes no new work. */
-  drain(session: RunnerSession): void {
+  async drain(session: RunnerSession): Promise<void> {
     session.draining = true;
+    await this.stored.drain(session.name, session.sessionId);
   }
 
   /** Forgets a session unless the runner has reconnected since (then the newer one stays). */
   close(name: string, sessionId: string): boolean {
+    // Through any replica the runner may have reconnected to meanwhile: the stored session
+    // goes only if it is still this one.
+    this.stored.remove(name, sessionId).catch(() => undefined);
     if (this.sessions.get(name)?.sessionId !== sessionId) return false;
     this.sessions.delete(name);
     return true;
@@ -149,12 +172,14 @@ export class RunnerService {
     return [...this.sessions.values()];
   }
 
-  /** Every known runner with its state, for `GET /v1/runner/`. */
-  list(): Runner[] {
-    return this.repo.all().map((row) => {
-      const s = this.sessions.get(row.name);
-      const executions = this.running(row.name);
-      return {
+  /** Every known runner with its state, for `GET /v1/runner/`, wherever it is connected. */
+  async list(): Promise<Runner[]> {
+    const runners: Runner[] = [];
+    const live = await this.stored.live(this.clock.nowMs() - this.leaseTimeoutMs);
+    for (const row of await this.repo.all()) {
+      const s = this.sessions.get(row.name) ?? live.get(row.name);
+      const executions = await this.running(row.name);
+      runners.push({
         name: row.name,
         state: !s ? 'disconnected' : s.draining ? 'draining' : 'connected',
         labels: s ? { ...s.labels } : row.labels,
@@ -167,8 +192,9 @@ export class RunnerService {
         ssh_public_key: s?.sshPublicKey || null,
         executions,
         time_created: row.timeCreated,
-      };
-    });
+      });
+    }
+    return runners;
   }
 
   private token(name: string, secret: string): string {

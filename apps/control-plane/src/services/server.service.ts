@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostProblem, isHost, ServerDataSchema, ServerFactsSchema, type ServerCreate, type ServerData, type ServerFacts, type ServerUpdate } from '@carapace/models';
 import { Value } from 'typebox/value';
+import type { Bus } from '../db/bus.js';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { ListItem, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
@@ -39,8 +40,11 @@ const EXACT_ROWS_MAX = 500_000;
  * guard against deleting a server that is in a cluster or locked.
  */
 export class ServerService extends VersionedService<ServerData> {
-  /** Emitted for each server that needs its facts gathered (new or re-registered). */
-  readonly factsRequested = new Signal<Stored<ServerData>>();
+  /**
+   * Emitted with the id of each server that needs its facts gathered (new or re-registered),
+   * whichever replica it registered through (the bus's `facts`).
+   */
+  readonly factsRequested = new Signal<string>();
   /** The rows (by key) whose data JSON was proven exactly what the API serves. */
   private readonly exactRows = new Set<number>();
 
@@ -48,15 +52,17 @@ export class ServerService extends VersionedService<ServerData> {
     repo: VersionedRepository<ServerData>,
     clock: Clock,
     private readonly locks: LockRepository,
+    private readonly bus: Bus,
   ) {
     super('server', repo, clock);
+    bus.subscribe('facts', (id) => this.factsRequested.emit(id));
   }
 
   /**
    * Registers a host. A new id creates the server; a known id refreshes host and username
    * (reviving it if it was deleted) and asks for its facts again.
    */
-  register(body: ServerCreate, registrar: Registrar): Stored<ServerData> {
+  async register(body: ServerCreate, registrar: Registrar): Promise<Stored<ServerData>> {
     const id = (body.id ?? body.server_id)?.toLowerCase();
     if (!id) throw badRequest('The body needs the server id: "id" (or "server_id").');
     if (body.id && body.server_id && body.id.toLowerCase() !== body.server_id.toLowerCase()) {
@@ -68,8 +74,8 @@ export class ServerService extends VersionedService<ServerData> {
     }
     const initiator = registrar?.user.id ?? null;
     const now = this.now();
-    const server = this.repo.transaction(() => {
-      const latest = this.repo.get(id);
+    const server = await this.repo.transaction(async () => {
+      const latest = await this.repo.getForUpdate(id);
       if (!latest) {
         return this.repo.create(
           {
@@ -98,22 +104,22 @@ export class ServerService extends VersionedService<ServerData> {
       };
       return this.repo.append(latest, { data, time_deleted: 0 }, initiator, now);
     });
-    this.factsRequested.emit(server);
+    await this.bus.publish('facts', server.id);
     return server;
   }
 
-  update(id: string, body: ServerUpdate, principal: Principal): Stored<ServerData> {
-    this.checkUpdatable(id, body);
+  async update(id: string, body: ServerUpdate, principal: Principal): Promise<Stored<ServerData>> {
+    await this.checkUpdatable(id, body);
     return this.appendChecked(id, body, (latest) => ({ data: { ...latest.data, name: body.data.name } }), principal);
   }
 
-  delete(id: string, principal: Principal): Stored<ServerData> {
+  delete(id: string, principal: Principal): Promise<Stored<ServerData>> {
     return this.appendChecked(
       id,
       null,
-      (latest) => {
+      async (latest) => {
         if (latest.data.cluster_id) throw conflict('CannotDeleteServer', `The server ${id} is in the cluster ${latest.data.cluster_id}.`);
-        if (this.locks.lockOf(id, this.clock.nowMs())) throw conflict('CannotDeleteServer', `The server ${id} is locked by a running execution.`);
+        if (await this.locks.lockOf(id, this.clock.nowMs())) throw conflict('CannotDeleteServer', `The server ${id} is locked by a running execution.`);
         return { time_deleted: this.now() };
       },
       principal,
@@ -130,8 +136,8 @@ export class ServerService extends VersionedService<ServerData> {
    * exact; a row that is not (stored before, with fields the schema does not define) is
    * handed out parsed, to go through the response schema as before.
    */
-  listForResponse(request: ListRequest): Page<ListItem<ServerData>> {
-    const page = this.repo.listText(request);
+  async listForResponse(request: ListRequest): Promise<Page<ListItem<ServerData>>> {
+    const page = await this.repo.listText(request);
     return { items: page.items.map((row) => this.listItem(row)), total: page.total };
   }
 
@@ -154,11 +160,11 @@ export class ServerService extends VersionedService<ServerData> {
    * cleaned (`cleanFacts`): what is stored is what the API serves. A FQDN or an address
    * that is not a host (`isHost`: the server itself reports them) is not taken.
    */
-  recordFacts(id: string, gathered: ServerFacts, sshHostKey: string | null): Stored<ServerData> {
+  recordFacts(id: string, gathered: ServerFacts, sshHostKey: string | null): Promise<Stored<ServerData>> {
     const facts = cleanFacts(gathered);
     const now = this.now();
-    return this.repo.transaction(() => {
-      const latest = this.get(id);
+    return this.repo.transaction(async () => {
+      const latest = await this.getForUpdate(id);
       const data: ServerData = {
         ...latest.data,
         name: latest.version === 1 || latest.data.name === latest.data.fqdn ? facts.hostname || latest.data.name : latest.data.name,
@@ -174,21 +180,21 @@ export class ServerService extends VersionedService<ServerData> {
   }
 
   /** Records that facts could not be gathered, and why. */
-  recordFactsFailure(id: string, reason: string): Stored<ServerData> {
+  recordFactsFailure(id: string, reason: string): Promise<Stored<ServerData>> {
     const now = this.now();
-    return this.repo.transaction(() => {
-      const latest = this.get(id);
+    return this.repo.transaction(async () => {
+      const latest = await this.getForUpdate(id);
       const state = latest.data.state === 'gathering_facts' ? 'unreachable' : latest.data.state;
       return this.repo.append(latest, { data: { ...latest.data, state, facts_error: reason } }, null, now);
     });
   }
 
   /** Live servers by id, in the given order; the ids that are unknown or deleted. */
-  liveMany(ids: readonly string[]): { found: Stored<ServerData>[]; missing: string[] } {
+  async liveMany(ids: readonly string[]): Promise<{ found: Stored<ServerData>[]; missing: string[] }> {
     const found: Stored<ServerData>[] = [];
     const missing: string[] = [];
     for (const id of ids) {
-      const s = this.live(id);
+      const s = await this.live(id);
       if (s) found.push(s);
       else missing.push(id);
     }
@@ -196,18 +202,18 @@ export class ServerService extends VersionedService<ServerData> {
   }
 
   /** The live servers of a cluster. */
-  ofCluster(clusterId: string): Stored<ServerData>[] {
-    return this.repo.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ cluster_id: clusterId }) }).items;
+  async ofCluster(clusterId: string): Promise<Stored<ServerData>[]> {
+    return (await this.repo.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ cluster_id: clusterId }) })).items;
   }
 
   /** How many live servers a cluster has. */
-  countInCluster(clusterId: string): number {
+  countInCluster(clusterId: string): Promise<number> {
     return this.repo.countLive('cluster_id', clusterId);
   }
 
   /** Sets the cluster of servers (a playbook's effect); the caller holds the transaction. */
-  setCluster(id: string, clusterId: string | null, now: number): Stored<ServerData> {
-    const latest = this.get(id);
+  async setCluster(id: string, clusterId: string | null, now: number): Promise<Stored<ServerData>> {
+    const latest = await this.getForUpdate(id);
     return this.repo.append(latest, { data: { ...latest.data, cluster_id: clusterId } }, null, now);
   }
 }

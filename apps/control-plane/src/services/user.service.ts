@@ -31,39 +31,40 @@ export class UserService extends VersionedService<UserData> {
 
   /**
    * Creates a user with a generated password, e-mailed to them: the mail is queued in the
-   * transaction that stores the user, so an acknowledged user always gets it.
+   * transaction that stores the user, so an acknowledged user always gets it. The password
+   * is hashed before the transaction opens: a transaction holds the database meanwhile.
    */
   async create(body: UserCreate, principal: Principal): Promise<Stored<UserData>> {
     const roleId = body.role_id ?? null;
-    this.checkRole(roleId, principal);
+    await this.checkRole(roleId, principal);
     const password = generatePassword();
     const hash = await hashPassword(password);
     const data: UserData = { login: body.login, email: body.email, full_name: body.full_name ?? '', role_id: roleId };
     return this.unique(() =>
-      this.repo.transaction(() => {
-        this.checkRole(roleId, principal);
-        const created = this.repo.create(data, principal.user.id, this.now());
-        this.auth.setPasswordHash(created.id, hash, this.now());
-        this.mailer.send(welcomeMail(created.data, password));
+      this.repo.transaction(async () => {
+        await this.checkRole(roleId, principal);
+        const created = await this.repo.create(data, principal.user.id, this.now());
+        await this.auth.setPasswordHash(created.id, hash, this.now());
+        await this.mailer.send(welcomeMail(created.data, password));
         return created;
       }),
     );
   }
 
-  update(id: string, body: UserUpdate, principal: Principal): Stored<UserData> {
-    const latest = this.checkUpdatable(id, body);
-    this.checkManageable(latest, principal);
+  async update(id: string, body: UserUpdate, principal: Principal): Promise<Stored<UserData>> {
+    const latest = await this.checkUpdatable(id, body);
+    await this.checkManageable(latest, principal);
     const { login, email, full_name, role_id } = body.data;
-    if (role_id !== latest.data.role_id) this.checkRole(role_id, principal);
+    if (role_id !== latest.data.role_id) await this.checkRole(role_id, principal);
     return this.unique(() =>
       this.admins.guard(() =>
         this.appendChecked(
           id,
           body,
-          (current) => {
-            this.checkManageable(current, principal);
-            if (role_id !== current.data.role_id) this.checkRole(role_id, principal);
-            if (email !== current.data.email) this.mailer.send(emailChangedMail(current.data, email, principal, this.clock.nowMs()));
+          async (current) => {
+            await this.checkManageable(current, principal);
+            if (role_id !== current.data.role_id) await this.checkRole(role_id, principal);
+            if (email !== current.data.email) await this.mailer.send(emailChangedMail(current.data, email, principal, this.clock.nowMs()));
             return { data: { ...current.data, login, email, full_name, role_id } };
           },
           principal,
@@ -73,38 +74,38 @@ export class UserService extends VersionedService<UserData> {
   }
 
   /** Deletes a user and revokes their tokens. A user cannot delete themself. */
-  delete(id: string, principal: Principal): Stored<UserData> {
+  async delete(id: string, principal: Principal): Promise<Stored<UserData>> {
     if (id === principal.user.id) throw conflict('CannotDeleteYourself', 'You cannot delete your own account.');
-    return this.admins.guard(() => {
-      const deleted = this.appendChecked(
+    return this.admins.guard(async () => {
+      const deleted = await this.appendChecked(
         id,
         null,
-        (latest) => {
-          this.checkManageable(latest, principal);
+        async (latest) => {
+          await this.checkManageable(latest, principal);
           return { time_deleted: this.now() };
         },
         principal,
       );
-      this.auth.revokeUserTokens(id, this.now());
-      this.auth.dropPasswordResets(id, this.now());
+      await this.auth.revokeUserTokens(id, this.now());
+      await this.auth.dropPasswordResets(id, this.now());
       return deleted;
     });
   }
 
   /** The live user with this login. */
-  byLogin(login: string): Stored<UserData> | undefined {
+  byLogin(login: string): Promise<Stored<UserData> | undefined> {
     return this.repo.findLive('login', login);
   }
 
   /** The latest version of a user, if any. */
-  find(id: string): Stored<UserData> | undefined {
+  find(id: string): Promise<Stored<UserData> | undefined> {
     return this.repo.get(id);
   }
 
   /** A role given to a user must exist, and hold nothing the caller does not hold. */
-  private checkRole(roleId: string | null, principal: Principal): void {
+  private async checkRole(roleId: string | null, principal: Principal): Promise<void> {
     if (roleId === null) return;
-    const role = this.roles.live(roleId);
+    const role = await this.roles.live(roleId);
     if (!role) throw new ApiError(400, 'UnknownRoleError', `No live role with id ${roleId}.`);
     const sets = permissionSets(role.data.permissions);
     checkGrantable(principal, [
@@ -114,9 +115,9 @@ export class UserService extends VersionedService<UserData> {
   }
 
   /** A user may be changed or deleted only by a caller holding every permission of their role. */
-  private checkManageable(target: Stored<UserData>, principal: Principal): void {
+  private async checkManageable(target: Stored<UserData>, principal: Principal): Promise<void> {
     if (target.data.role_id === null) return;
-    checkHeld(principal, this.roles.find(target.data.role_id)?.data.permissions, 'change or delete a user whose role holds');
+    checkHeld(principal, (await this.roles.find(target.data.role_id))?.data.permissions, 'change or delete a user whose role holds');
   }
 
   /** Users are unique by login and by e-mail: the answer says which is taken. */

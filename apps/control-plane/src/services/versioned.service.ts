@@ -24,13 +24,13 @@ export class VersionedService<D> {
     protected readonly clock: Clock,
   ) {}
 
-  list(request: ListRequest): Page<Stored<D>> {
+  list(request: ListRequest): Promise<Page<Stored<D>>> {
     return this.repo.list(request);
   }
 
   /** Every match of a list (`all`), read in bounded batches as the answer is written. */
-  listCursor(request: ListRequest): ListCursor<ListItem<D>> {
-    return mapCursor(this.repo.cursor(request), (row) => this.listItem(row));
+  async listCursor(request: ListRequest): Promise<ListCursor<ListItem<D>>> {
+    return mapCursor(await this.repo.cursor(request), (row) => this.listItem(row));
   }
 
   /** A list item of a row: the parsed model, to go through the response schema. */
@@ -40,40 +40,47 @@ export class VersionedService<D> {
   }
 
   /** The latest version, deleted or not; 404 when the id is unknown. */
-  get(id: string): Stored<D> {
-    const model = this.repo.get(id);
+  async get(id: string): Promise<Stored<D>> {
+    const model = await this.repo.get(id);
+    if (!model) throw notFound(`No ${this.model} with id ${id}.`);
+    return model;
+  }
+
+  /** The latest version, locked until the caller's transaction ends (`VersionedRepository.getForUpdate`); 404 when the id is unknown. */
+  protected async getForUpdate(id: string): Promise<Stored<D>> {
+    const model = await this.repo.getForUpdate(id);
     if (!model) throw notFound(`No ${this.model} with id ${id}.`);
     return model;
   }
 
   /** A page of the versions of a model (filtered and sorted; newest first by default); 404 when the id is unknown. */
-  versions(id: string, request: ListRequest): Page<Stored<D>> {
-    this.get(id);
+  async versions(id: string, request: ListRequest): Promise<Page<Stored<D>>> {
+    await this.get(id);
     return this.repo.listVersions(id, request);
   }
 
   /** Every matching version of a model (`all`), read in bounded batches; 404 when the id is unknown. */
-  versionsCursor(id: string, request: ListRequest): ListCursor<ListItem<D>> {
-    this.get(id);
-    return mapCursor(this.repo.cursorVersions(id, request), (row) => this.listItem(row));
+  async versionsCursor(id: string, request: ListRequest): Promise<ListCursor<ListItem<D>>> {
+    await this.get(id);
+    return mapCursor(await this.repo.cursorVersions(id, request), (row) => this.listItem(row));
   }
 
-  version(id: string, version: number): Stored<D> {
-    const model = this.repo.getVersion(id, version);
+  async version(id: string, version: number): Promise<Stored<D>> {
+    const model = await this.repo.getVersion(id, version);
     if (!model) throw notFound(`No version ${version} of ${this.model} ${id}.`);
     return model;
   }
 
   /** The live (not deleted) latest version of a model, if any. */
-  live(id: string): Stored<D> | undefined {
-    const model = this.repo.get(id);
+  async live(id: string): Promise<Stored<D> | undefined> {
+    const model = await this.repo.get(id);
     return model && model.time_deleted === 0 ? model : undefined;
   }
 
   /** Runs a write, turning a taken unique field into 409 ImpossibleToCreateSuchModel. */
-  protected unique<T>(fn: () => T): T {
+  protected async unique<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return fn();
+      return await fn();
     } catch (e) {
       if (e instanceof UniqueViolation) throw conflict('ImpossibleToCreateSuchModel', this.uniqueMessage(e.field));
       throw e;
@@ -90,8 +97,8 @@ export class VersionedService<D> {
   }
 
   /** Checks the envelope of a PUT against the path and the stored latest version; returns that version. */
-  protected checkUpdatable(id: string, body: Envelope): Stored<D> {
-    const latest = this.get(id);
+  protected async checkUpdatable(id: string, body: Envelope): Promise<Stored<D>> {
+    const latest = await this.get(id);
     if (latest.time_deleted !== 0) throw conflict('CannotUpdateDeletedModel', `The ${this.model} ${id} is deleted.`);
     if (body.id !== id || body.model !== this.model) {
       throw conflict('CannotUpdateManagedFieldsError', 'The id and model of the body must be those of the path.');
@@ -122,15 +129,15 @@ export class VersionedService<D> {
   protected appendChecked(
     id: string,
     body: Envelope | null,
-    change: (latest: Stored<D>) => { data?: D; time_deleted?: number },
+    change: (latest: Stored<D>) => { data?: D; time_deleted?: number } | Promise<{ data?: D; time_deleted?: number }>,
     principal: Principal,
-  ): Stored<D> {
+  ): Promise<Stored<D>> {
     const now = this.now();
-    return this.repo.transaction(() => {
-      const latest = this.get(id);
+    return this.repo.transaction(async () => {
+      const latest = await this.getForUpdate(id);
       if (latest.time_deleted !== 0) throw conflict('CannotUpdateDeletedModel', `The ${this.model} ${id} is deleted.`);
       if (body) this.checkFresh(latest, body);
-      return this.repo.append(latest, change(latest), principal.user.id, now);
+      return this.repo.append(latest, await change(latest), principal.user.id, now);
     });
   }
 }

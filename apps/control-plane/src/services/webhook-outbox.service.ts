@@ -51,9 +51,9 @@ const BATCH = 8;
 
 /**
  * Webhook deliveries, as the mail outbox does mail: `enqueue` stores a delivery in the
- * caller's transaction; deliveries go out in the background, at once after the commit,
- * again at start (`resume`), and after a failure with capped exponential backoff and
- * jitter. Each attempt is recorded (`notification_attempts`). A 2xx answer delivers; a
+ * caller's transaction; deliveries go out in the background, at once after the commit
+ * (never before it), again at start (`resume`), and after a failure with capped
+ * exponential backoff and jitter. Each attempt is recorded (`notification_attempts`). A 2xx answer delivers; a
  * timeout, a connection error, 408, 425, 429 or 5xx is tried again until `giveUpMs`; any
  * other answer (redirects are not followed) fails the delivery for good. Delivery is at
  * least once: receivers deduplicate by `X-Carapace-Delivery`.
@@ -86,11 +86,12 @@ export class WebhookOutbox {
   }
 
   /** Stores a delivery of `body` to `url`, in the caller's transaction if one is open; returns its id. */
-  enqueue(delivery: { executionId: string; event: string; url: string; body: string }): string {
+  async enqueue(delivery: { executionId: string; event: string; url: string; body: string }): Promise<string> {
     const id = randomUUID();
-    this.repo.add({ id, ...delivery }, this.clock.nowMs());
+    await this.repo.add({ id, ...delivery }, this.clock.nowMs());
     this.log.debug({ deliveryId: id, executionId: delivery.executionId, target: targetOf(delivery.url) }, 'webhook queued');
-    this.loop.kick();
+    // a pass started before the commit would not see the delivery
+    this.repo.afterCommit(() => this.loop.kick());
     return id;
   }
 
@@ -107,7 +108,7 @@ export class WebhookOutbox {
     const meta = { deliveryId: d.id, executionId: d.executionId, event: d.event, target: targetOf(d.url), attempt: d.attempts + 1 };
     const secret = this.secretOf(d.url);
     if (secret === null) {
-      this.repo.abandon(d.id, 'no webhook with this URL is configured any more', this.clock.nowMs());
+      await this.repo.abandon(d.id, 'no webhook with this URL is configured any more', this.clock.nowMs());
       this.log.warn(meta, 'webhook not delivered: its target is no longer configured');
       return;
     }
@@ -140,17 +141,17 @@ export class WebhookOutbox {
     const nowMs = this.clock.nowMs();
     const attempt = { timeMs: startMs, durationMs: Math.max(0, nowMs - startMs), status, error };
     if (status !== null && status >= 200 && status <= 299) {
-      this.repo.record(d, attempt, { done: 'delivered', nowMs });
+      await this.repo.record(d, attempt, { done: 'delivered', nowMs });
       this.log.info({ ...meta, status }, 'webhook delivered');
       return;
     }
     if ((status === null || retryable(status)) && nowMs - d.timeCreatedMs < this.retry.giveUpMs) {
       const delay = this.backoff(d.attempts + 1);
-      this.repo.record(d, attempt, { done: null, nextAttemptMs: nowMs + delay });
+      await this.repo.record(d, attempt, { done: null, nextAttemptMs: nowMs + delay });
       this.log.warn({ ...meta, status, error, retryInMs: delay }, 'webhook not delivered; will try again');
       return;
     }
-    this.repo.record(d, attempt, { done: 'failed', nowMs });
+    await this.repo.record(d, attempt, { done: 'failed', nowMs });
     this.log.error({ ...meta, status, error }, 'webhook not delivered: refused for good or too old; given up');
   }
 

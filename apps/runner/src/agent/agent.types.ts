@@ -63,7 +63,11 @@ export interface AgentPorts {
 
 /** Settings of the agent. */
 export interface AgentOptions {
-  readonly controlPlane: string;
+  /**
+   * gRPC addresses of the control plane's replicas (one or more). The agent keeps one stream
+   * to one of them and moves to the next, round robin, when that stream fails.
+   */
+  readonly controlPlanes: readonly string[];
   readonly credentials: grpc.ChannelCredentials;
   readonly token: string;
   readonly name: string;
@@ -79,6 +83,37 @@ export interface AgentOptions {
   /** Log text is sent in chunks of at most this many characters, at least every `logFlushMs`. */
   readonly logChunkChars?: number;
   readonly logFlushMs?: number;
+}
+
+/**
+ * What the agent reports as it goes, for its metrics (`RunnerMetrics`). Calls are cheap and
+ * synchronous; an observer must not throw.
+ */
+export interface AgentTelemetry {
+  /** A stream to `address` was welcomed; `reconnect` when it is not the agent's first. */
+  connected(address: string, reconnect: boolean): void;
+  /** A stream to `address` was lost, or could not be opened. */
+  streamFailed(address: string): void;
+  /** Unacknowledged events sent again after a (re)connect. */
+  resent(count: number): void;
+  /** An execution was assigned to this runner. */
+  runStarted(): void;
+  /** An execution of this runner ended: its result is in the outbox. */
+  runFinished(outcome: RunOutcome): void;
+}
+
+/** The agent at a glance, read when metrics are scraped. */
+export interface AgentStatus {
+  readonly slots: number;
+  /** Executions under way. */
+  readonly busySlots: number;
+  readonly draining: boolean;
+  /** The address the stream is connected to (welcomed), or null. */
+  readonly controlPlane: string | null;
+  /** Events not yet acknowledged, in memory and spilled to disk. */
+  readonly outboxEvents: number;
+  /** Bytes of the unacknowledged events kept in memory. */
+  readonly outboxMemoryBytes: number;
 }
 
 /** An execution the control plane assigned, decoded. */

@@ -1,10 +1,12 @@
 // The runner agent: the stream session to the control plane and the execution runs.
-export { RunnerAgent } from './runner-agent.js';
+export { NO_TELEMETRY, RunnerAgent } from './runner-agent.js';
 export { backoffMs } from './backoff.js';
 export { fileRunRecords } from './run-records.js';
 export type {
   AgentOptions,
   AgentPorts,
+  AgentStatus,
+  AgentTelemetry,
   ExecutionAssignment,
   OrphanRun,
   PreflightCheck,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RunResult } from '../executor/index.js';
 import { assertNever, StateMachine } from '../state-machine.js';
-import type { AgentOptions, AgentPorts, ControlCommand, ExecutionAssignment, FactsRequest } from './agent.types.js';
+import type { AgentOptions, AgentPorts, AgentStatus, AgentTelemetry, ControlCommand, ExecutionAssignment, FactsRequest } from './agent.types.js';
 import { ended, ExecutionRun } from './execution-run.js';
 import { StreamSession, type SessionOwner } from './stream-session.js';
 
@@ -12,6 +12,15 @@ const LIFECYCLE: Readonly<Record<Lifecycle, readonly Lifecycle[]>> = {
   serving: ['draining', 'stopped'],
   draining: ['stopped'],
   stopped: [],
+};
+
+/** An `AgentTelemetry` that records nothing. */
+export const NO_TELEMETRY: AgentTelemetry = {
+  connected: () => undefined,
+  streamFailed: () => undefined,
+  resent: () => undefined,
+  runStarted: () => undefined,
+  runFinished: () => undefined,
 };
 
 /** How long a drain waits for the control plane to acknowledge the last events. */
@@ -42,9 +51,10 @@ export class RunnerAgent implements SessionOwner {
     private readonly options: AgentOptions,
     private readonly ports: AgentPorts,
     private readonly log: Logger,
+    private readonly telemetry: AgentTelemetry = NO_TELEMETRY,
   ) {
     this.lifecycle = new StateMachine<Lifecycle>('runner', 'idle', LIFECYCLE, log);
-    this.session = new StreamSession(options, this, log);
+    this.session = new StreamSession(options, this, log, telemetry);
     this.stopped = new Promise((resolve) => (this.stopResolve = resolve));
   }
 
@@ -65,6 +75,18 @@ export class RunnerAgent implements SessionOwner {
 
   get draining(): boolean {
     return this.lifecycle.state === 'draining';
+  }
+
+  /** Slots, outbox and connection as they are now (read by the metrics at each scrape). */
+  status(): AgentStatus {
+    return {
+      slots: this.options.slots,
+      busySlots: this.running.size,
+      draining: this.draining,
+      controlPlane: this.session.controlPlane,
+      outboxEvents: this.session.pendingEvents,
+      outboxMemoryBytes: this.session.pendingMemoryBytes,
+    };
   }
 
   /** Opens the stream (and keeps it open). */
@@ -165,6 +187,7 @@ export class RunnerAgent implements SessionOwner {
     const id = assignment.executionId;
     if (this.running.has(id)) return; // a repeat after a reconnect
     this.assignments += 1;
+    this.telemetry.runStarted();
     this.log.info({ executionId: id, playbook: assignment.playbookId }, 'execution assigned');
     if (this.draining) {
       this.report(id, ended('failed', `runner ${this.options.name} was shutting down`));
@@ -201,6 +224,7 @@ export class RunnerAgent implements SessionOwner {
       for (const artifact of result.artifacts ?? []) this.session.emit(id, { kind: 'artifact', artifact });
     }
     this.session.emit(id, { kind: 'result', outcome: result.outcome, reason: result.reason });
+    this.telemetry.runFinished(result.outcome);
     this.log.info({ executionId: id, outcome: result.outcome, reason: result.reason }, 'execution ended');
   }
 

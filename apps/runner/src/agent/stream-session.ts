@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createRunnerClient, grpc, KEEPALIVE_OPTIONS, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
 import { Outbox } from '../outbox.js';
 import { assertNever, StateMachine } from '../state-machine.js';
-import type { AgentOptions, ControlCommand, ExecutionEvent, FactsAnswer } from './agent.types.js';
+import type { AgentOptions, AgentTelemetry, ControlCommand, ExecutionEvent, FactsAnswer } from './agent.types.js';
 import { backoffMs, LONGEST_ATTEMPT } from './backoff.js';
 import { decodeControl, encodeEvent, encodeFacts } from './wire-codec.js';
 
@@ -42,18 +42,29 @@ const LINKS: Readonly<Record<Link, readonly Link[]>> = {
 };
 
 type Call = grpc.ClientDuplexStream<RunnerMessage, ControlMessage__Output>;
+type Client = ReturnType<typeof createRunnerClient>;
 
 /**
  * The agent's one `RunnerService.Connect` stream: hello and welcome, numbered events kept in
  * the outbox until acknowledged and resent after a reconnect, heartbeats, writes that wait
- * for `drain`, and reconnection with capped exponential backoff and jitter. The only part of
- * the agent that sees proto messages (through wire-codec.ts).
+ * for `drain`, and reconnection with capped exponential backoff and jitter. With several
+ * control-plane addresses (replicas on one database), a stream that fails or cannot be opened
+ * moves the next attempt to the next address, round robin; the hello there names the runs
+ * this runner holds and every unacknowledged event is resent, as after any reconnect. The
+ * only part of the agent that sees proto messages (through wire-codec.ts).
  */
 export class StreamSession {
   readonly stats = { connects: 0, resent: 0 };
   private readonly link: StateMachine<Link>;
   private readonly outbox: Outbox;
-  private client: ReturnType<typeof createRunnerClient> | null = null;
+  private readonly addresses: readonly string[];
+  /** The address of the current attempt or stream: `addresses[next]`. */
+  private next = 0;
+  /** The channel to `clientAddress`; replaced when the session moves to another address. */
+  private client: Client | null = null;
+  private clientAddress: string | null = null;
+  /** The address of the welcomed stream, or null. */
+  private connectedTo: string | null = null;
   private call: Call | null = null;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -65,7 +76,10 @@ export class StreamSession {
     private readonly options: AgentOptions,
     private readonly owner: SessionOwner,
     private readonly log: Logger,
+    private readonly telemetry: AgentTelemetry,
   ) {
+    if (options.controlPlanes.length === 0) throw new Error('the agent needs at least one control-plane address');
+    this.addresses = [...options.controlPlanes];
     this.link = new StateMachine<Link>('stream', 'idle', LINKS, log);
     this.outbox = new Outbox(join(options.workDir, 'outbox'), options.outboxMemoryBytes);
   }
@@ -75,20 +89,22 @@ export class StreamSession {
     return this.outbox.pending;
   }
 
+  /** Bytes of the unacknowledged events kept in memory. */
+  get pendingMemoryBytes(): number {
+    return this.outbox.bytesInMemory;
+  }
+
+  /** The control-plane address the stream is connected to (welcomed), or null. */
+  get controlPlane(): string | null {
+    return this.connectedTo;
+  }
+
   /** Resolves once every event is acknowledged. */
   delivered(): Promise<void> {
     return this.outbox.drained();
   }
 
   open(): void {
-    this.client = createRunnerClient(this.options.controlPlane, this.options.credentials, {
-      ...KEEPALIVE_OPTIONS,
-      // The channel has a reconnect backoff of its own (1 s growing to 120 s): while it waits,
-      // every Connect fails at once, so after an outage of a minute the runner would come back
-      // up to two minutes after the control plane did, whatever `reconnect` says. Bound it alike.
-      'grpc.initial_reconnect_backoff_ms': this.options.reconnect.initialDelayMs,
-      'grpc.max_reconnect_backoff_ms': this.options.reconnect.maxDelayMs,
-    });
     this.connect();
   }
 
@@ -97,10 +113,12 @@ export class StreamSession {
     this.link.transition('closed');
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.stopHeartbeat();
+    this.connectedTo = null;
     this.call?.end();
     this.call?.cancel();
     this.call = null;
     this.client?.close();
+    this.client = null;
   }
 
   /** Drops the stream as a network failure would (tests of reconnection). */
@@ -122,10 +140,36 @@ export class StreamSession {
     this.send({ draining: { reason } });
   }
 
+  /**
+   * The channel to `address`. One address keeps one channel for good; moving to another
+   * address closes the channel to the previous one, so that no idle channel keeps
+   * reconnecting (and pinging) a replica the runner does not use.
+   */
+  private clientFor(address: string): Client {
+    if (this.client && this.clientAddress === address) return this.client;
+    this.client?.close();
+    this.client = createRunnerClient(address, this.options.credentials, {
+      ...KEEPALIVE_OPTIONS,
+      // The channel has a reconnect backoff of its own (1 s growing to 120 s): while it waits,
+      // every Connect fails at once, so after an outage of a minute the runner would come back
+      // up to two minutes after the control plane did, whatever `reconnect` says. Bound it alike.
+      'grpc.initial_reconnect_backoff_ms': this.options.reconnect.initialDelayMs,
+      'grpc.max_reconnect_backoff_ms': this.options.reconnect.maxDelayMs,
+    });
+    this.clientAddress = address;
+    return this.client;
+  }
+
+  private get address(): string {
+    return this.addresses[this.next] ?? '';
+  }
+
   private connect(): void {
-    const client = this.client;
-    if (!client || this.link.state === 'closed') return;
+    if (this.link.state === 'closed') return;
+    const address = this.address;
+    const client = this.clientFor(address);
     this.link.transition('connecting');
+    this.log.debug({ controlPlane: address }, 'connecting to the control plane');
     const metadata = new grpc.Metadata();
     metadata.set('authorization', `Bearer ${this.options.token}`);
     const call = client.Connect(metadata);
@@ -169,11 +213,19 @@ export class StreamSession {
   private lost(call: Call, why: string, code?: number): void {
     if (this.call !== call) return;
     this.call = null;
+    this.connectedTo = null;
     this.stopHeartbeat();
     if (this.link.state === 'closed') return;
+    const failed = this.address;
+    this.telemetry.streamFailed(failed);
+    // The next attempt goes to the next replica; with one address, to the same one.
+    this.next = (this.next + 1) % this.addresses.length;
     const refused = code !== undefined && REFUSAL_CODES.has(code);
     const delayMs = backoffMs(refused ? LONGEST_ATTEMPT : this.attempt++, this.options.reconnect.initialDelayMs, this.options.reconnect.maxDelayMs);
-    (refused ? this.log.error.bind(this.log) : this.log.warn.bind(this.log))({ why, code, retryInMs: delayMs }, 'stream to the control plane lost');
+    (refused ? this.log.error.bind(this.log) : this.log.warn.bind(this.log))(
+      { controlPlane: failed, why, code, retryInMs: delayMs, ...(this.addresses.length > 1 ? { next: this.address } : {}) },
+      'stream to the control plane lost',
+    );
     this.link.transition('backoff');
     this.reconnectTimer = setTimeout(() => this.connect(), delayMs);
   }
@@ -208,8 +260,10 @@ export class StreamSession {
     this.attempt = 0;
     this.stats.connects += 1;
     this.link.transition('connected');
+    this.connectedTo = this.address;
+    this.telemetry.connected(this.connectedTo, this.stats.connects > 1);
     if (this.owner.draining) this.announceDraining('runner shutting down');
-    this.log.info({ controlPlane: this.options.controlPlane, running: this.owner.hello().runningExecutionIds }, 'connected to the control plane');
+    this.log.info({ controlPlane: this.connectedTo, running: this.owner.hello().runningExecutionIds }, 'connected to the control plane');
     for (const id of abandoned) {
       this.owner.abandoned(id);
       this.outbox.drop(id);
@@ -220,7 +274,10 @@ export class StreamSession {
       resent += 1;
     }
     this.stats.resent += resent;
-    if (resent) this.log.info({ resent }, 'resent unacknowledged events');
+    if (resent) {
+      this.telemetry.resent(resent);
+      this.log.info({ controlPlane: this.connectedTo, resent }, 'resent unacknowledged events');
+    }
     this.stopHeartbeat();
     const interval = Math.max(100, heartbeatIntervalMs || 5000);
     this.heartbeatTimer = setInterval(() => this.send({ heartbeat: { free_slots: this.owner.freeSlots() } }), interval);

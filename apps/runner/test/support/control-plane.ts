@@ -9,6 +9,11 @@ import { grpc } from '@carapace/protocol';
 import { addServer } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
 import { RunnerAgent, type AgentOptions, type AgentPorts } from '../../src/agent/index.js';
+import { loadRunnerConfig } from '../../src/config.js';
+import type { MetricsServer } from '../../src/metrics/index.js';
+import { startRunner } from '../../src/start-runner.js';
+
+const TEST_PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRunnerKeyForAgentTests carapace-runner';
 
 /** Log lines of an agent, parsed. */
 export class RecordedLog {
@@ -25,6 +30,11 @@ export interface TestAgent {
   readonly agent: RunnerAgent;
   readonly name: string;
   readonly log: RecordedLog;
+}
+
+/** A runner started from its configuration (`startRunner`), with its metrics endpoint if configured. */
+export interface TestRunner extends TestAgent {
+  readonly metrics: MetricsServer | null;
 }
 
 /** An execution created through the API, on a server of its own. */
@@ -46,6 +56,7 @@ export class ControlPlaneBed {
   root = '';
   clusterId = '';
   private readonly agents: RunnerAgent[] = [];
+  private readonly replicas: GrpcServer[] = [];
   private readonly dirs: string[] = [];
   private readonly grpcLog = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 
@@ -68,6 +79,17 @@ export class ControlPlaneBed {
     this.port = this.grpc.port;
   }
 
+  /**
+   * Starts another gRPC server on a free port over the same container and database: a second
+   * control-plane replica, as far as runners can tell. Closed by `stop()`.
+   */
+  async openReplica(): Promise<GrpcServer> {
+    const config = { ...this.h.config, grpc: { ...this.h.config.grpc, port: 0 } };
+    const replica = await startGrpcServer(config, this.h.container, this.grpcLog);
+    this.replicas.push(replica);
+    return replica;
+  }
+
   /** Stops the gRPC server (its streams end), as a control-plane restart does. */
   async closeGrpc(): Promise<void> {
     const server = this.grpc;
@@ -77,28 +99,71 @@ export class ControlPlaneBed {
 
   async stop(): Promise<void> {
     for (const agent of this.agents.splice(0)) agent.stop();
+    await Promise.all(this.replicas.splice(0).map((replica) => replica.close()));
     await this.closeGrpc();
     await this.h.stop();
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   }
 
-  /** Issues a runner token (POST /v1/runner/) and starts a real agent with it. */
-  async agent(name: string, ports: AgentPorts, options: Partial<AgentOptions> = {}): Promise<TestAgent> {
+  /** `127.0.0.1:<port>` of the gRPC server. */
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Issues a runner token (POST /v1/runner/). */
+  private async issueToken(name: string): Promise<string> {
     const issued = await this.h.request('POST', '/v1/runner/', { token: this.root, body: { name, labels: { site: 'test' } } });
     if (issued.status !== 200) throw new Error(`runner ${name}: ${issued.status} ${issued.body}`);
+    return issued.json.token;
+  }
+
+  private workDir(): string {
     const workDir = mkdtempSync(join(tmpdir(), 'carapace-agent-'));
     this.dirs.push(workDir);
+    return workDir;
+  }
+
+  /**
+   * Issues a runner token and starts a runner the way `carapace-runner` does: its
+   * configuration read by `loadRunnerConfig` from `CARAPACE_RUNNER_*` variables (`env` over
+   * this bed's defaults: its gRPC address, a fresh work dir, quick reconnects), then
+   * `startRunner` with the given ports.
+   */
+  async startRunner(name: string, ports: AgentPorts, env: Record<string, string> = {}): Promise<TestRunner> {
+    const token = await this.issueToken(name);
+    const workDir = this.workDir();
+    const config = loadRunnerConfig({
+      env: {
+        CARAPACE_RUNNER_URL: this.address,
+        CARAPACE_RUNNER_TOKEN: token,
+        CARAPACE_RUNNER_WORK_DIR: workDir,
+        CARAPACE_RUNNER_SSH_KEY: join(workDir, 'id_ed25519'),
+        CARAPACE_RUNNER_RECONNECT_INITIAL_MS: '20',
+        CARAPACE_RUNNER_RECONNECT_MAX_MS: '200',
+        ...env,
+      },
+    });
+    const log = new RecordedLog();
+    const { agent, metrics } = await startRunner(config, { ports, log: log.logger, sshPublicKey: TEST_PUBLIC_KEY });
+    this.agents.push(agent);
+    return { agent, name, log, metrics };
+  }
+
+  /** Issues a runner token (POST /v1/runner/) and starts a real agent with it. */
+  async agent(name: string, ports: AgentPorts, options: Partial<AgentOptions> = {}): Promise<TestAgent> {
+    const token = await this.issueToken(name);
+    const workDir = this.workDir();
     const log = new RecordedLog();
     const agent = new RunnerAgent(
       {
-        controlPlane: `127.0.0.1:${this.port}`,
+        controlPlanes: [this.address],
         credentials: grpc.credentials.createInsecure(),
-        token: issued.json.token,
+        token,
         name,
         version: '0.1.0-test',
         labels: { zone: 'a' },
         slots: 2,
-        sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRunnerKeyForAgentTests carapace-runner',
+        sshPublicKey: TEST_PUBLIC_KEY,
         workDir,
         drainGraceMs: 30_000,
         reconnect: { initialDelayMs: 20, maxDelayMs: 200 },

@@ -14,3 +14,5 @@ export { clusterFiles } from './cluster-files.js';
 export { runners } from './runners.js';
 export { mailOutbox } from './mail-outbox.js';
 export { notificationDeliveries, notificationAttempts } from './notifications.js';
+export { runnerSessions } from './runner-sessions.js';
+export { throttleEvents } from './throttle-events.js';

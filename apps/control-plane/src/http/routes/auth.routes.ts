@@ -15,8 +15,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = 
   app.delete(
     '/v1/auth',
     { config: { auth: 'token' }, schema: { tags: ['auth'], summary: 'Log out: revoke the token', response: { 200: EmptySchema, '4xx': ErrorSchema } } },
-    (request) => {
-      services.auth.logout(principalOf(request));
+    async (request) => {
+      await services.auth.logout(principalOf(request));
       return {};
     },
   );

@@ -22,9 +22,9 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }>
   app.get(
     '/v1/role/self',
     { config: { auth: 'token' }, schema: { tags: ['role'], summary: "The caller's role", response: { 200: RoleSchema, '4xx': ErrorSchema } } },
-    (request) => {
+    async (request) => {
       const roleId = principalOf(request).user.data.role_id;
-      const role = roleId ? services.roles.live(roleId) : undefined;
+      const role = roleId ? await services.roles.live(roleId) : undefined;
       if (!role) throw notFound('You have no role.');
       return { ...role, model: 'role' as const };
     },

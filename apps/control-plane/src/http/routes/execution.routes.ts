@@ -47,19 +47,18 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
         response: { 200: ListSchema(ExecutionStepSchema), '4xx': ErrorSchema },
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       // An unknown execution answers 404 before a bad query answers 400.
-      services.executions.get(request.params.id);
+      await services.executions.get(request.params.id);
       const list = listRequest(request.query, services.config);
       if (list.all) {
-        const cursor = mapCursor(services.executions.stepsCursor(request.params.id, list), (model) => ({ model }));
+        const cursor = mapCursor(await services.executions.stepsCursor(request.params.id, list), (model) => ({ model }));
         const serialize = (step: Stored<ExecutionStepData>) =>
           reply.serializeInput({ ...step, model: 'execution_step' }, ExecutionStepSchema as unknown as Record<string, unknown>);
         // The stream writes the list schema's JSON itself (`listStream`), batch by batch.
-        void (reply as FastifyReply).type('application/json').send(listStream(cursor, 'execution_step', serialize));
-        return;
+        return (reply as FastifyReply).type('application/json').send(listStream(cursor, 'execution_step', serialize));
       }
-      return pageBody(list, services.executions.steps(request.params.id, list), (s) => ({ ...s, model: 'execution_step' as const }));
+      return pageBody(list, await services.executions.steps(request.params.id, list), (s) => ({ ...s, model: 'execution_step' as const }));
     },
   );
 
@@ -77,15 +76,15 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
     },
     async (request, reply) => {
       const id = request.params.id;
-      services.executions.get(id);
+      await services.executions.get(id);
       const download = flag('download', request.query.download);
       const follow = flag('follow', request.query.follow);
       const wantsJson = [request.headers.accept, request.headers['content-type']].some((h) => h?.includes('application/json'));
-      if (wantsJson && !follow) return { data: services.executions.log(id) };
+      if (wantsJson && !follow) return { data: await services.executions.log(id) };
 
       void reply.type('text/plain; charset=utf-8');
       if (download) void reply.header('content-disposition', `attachment; filename=${id}.log`);
-      if (!follow) return reply.send(services.executions.log(id));
+      if (!follow) return reply.send(await services.executions.log(id));
 
       const gone = new AbortController();
       request.raw.on('close', () => gone.abort());

@@ -46,7 +46,7 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
         response: { 200: ServerSchema, '4xx': ErrorSchema },
       },
     },
-    (request) => ({ ...services.servers.register(request.body, request.discovery ? null : principalOf(request)), model: 'server' as const }),
+    async (request) => ({ ...(await services.servers.register(request.body, request.discovery ? null : principalOf(request))), model: 'server' as const }),
   );
 
   registerVersionedRoutes(app, services.config, {
@@ -81,7 +81,7 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
         response: { 200: PlaybookConfigurationSchema, '4xx': ErrorSchema },
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       const principal = principalOf(request);
       if (request.body.run) {
         const playbook = services.playbookConfigurations.playbookOf(request.body);
@@ -90,9 +90,9 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
         }
         if (!hasPlaybook(principal, playbook)) throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
       }
-      const created = services.playbookConfigurations.create(request.body, principal);
+      const created = await services.playbookConfigurations.create(request.body, principal);
       if (request.body.run) {
-        const execution = services.executions.create({ playbook_configuration: { id: created.id, version: created.version } }, principal);
+        const execution = await services.executions.create({ playbook_configuration: { id: created.id, version: created.version } }, principal);
         void reply.header('x-execution-id', execution.id);
       }
       return { ...created, model: 'playbook_configuration' as const };

@@ -17,16 +17,16 @@ export const passwordResetRoutes: FastifyPluginAsyncTypebox<{ services: AppServi
   app.post(
     '/v1/password_reset',
     { config: { auth: 'none' }, schema: { tags: ['password reset'], summary: 'Request a password reset e-mail', body: PasswordResetRequestSchema, response } },
-    (request) => {
-      services.passwordReset.request(request.body.login, request.ip);
+    async (request) => {
+      await services.passwordReset.request(request.body.login, request.ip);
       return { message: PASSWORD_RESET_REQUESTED };
     },
   );
   app.get(
     '/v1/password_reset/:token',
     { config: { auth: 'none', logUrl: false }, schema: { tags: ['password reset'], summary: 'Check a reset token', params: ResetTokenParamsSchema, response } },
-    (request) => {
-      services.passwordReset.check(request.params.token);
+    async (request) => {
+      await services.passwordReset.check(request.params.token);
       return { message: PASSWORD_RESET_REQUESTED };
     },
   );

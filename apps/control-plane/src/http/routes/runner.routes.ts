@@ -18,7 +18,7 @@ export const runnerRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> 
         response: { 200: Type.Object({ items: Type.Array(RunnerSchema) }), '4xx': ErrorSchema },
       },
     },
-    () => ({ items: services.runners.list() }),
+    async () => ({ items: await services.runners.list() }),
   );
   app.post(
     '/v1/runner',
@@ -44,8 +44,8 @@ export const runnerRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> 
         response: { 200: EmptySchema, '4xx': ErrorSchema },
       },
     },
-    (request) => {
-      services.runners.delete(request.params.name);
+    async (request) => {
+      await services.runners.delete(request.params.name);
       return {};
     },
   );

@@ -20,17 +20,17 @@ import { listJson, listStream } from '../list-json.js';
 
 /** What the generic routes need of a model's service. */
 export interface VersionedRoutesService<D> {
-  list(request: ListRequest): Page<Stored<D>>;
+  list(request: ListRequest): Promise<Page<Stored<D>>>;
   /** Every match of the list, for `all`: the answer streams (`listStream`). */
-  listCursor(request: ListRequest): ListCursor<ListItem<D>>;
-  get(id: string): Stored<D>;
-  versions(id: string, request: ListRequest): Page<Stored<D>>;
+  listCursor(request: ListRequest): Promise<ListCursor<ListItem<D>>>;
+  get(id: string): Promise<Stored<D>>;
+  versions(id: string, request: ListRequest): Promise<Page<Stored<D>>>;
   /** Every matching version, for `all`: the answer streams (`listStream`). */
-  versionsCursor(id: string, request: ListRequest): ListCursor<ListItem<D>>;
-  version(id: string, version: number): Stored<D>;
-  create?(body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
-  update?(id: string, body: never, principal: Principal): Stored<D> | Promise<Stored<D>>;
-  delete?(id: string, principal: Principal): Stored<D> | Promise<Stored<D>>;
+  versionsCursor(id: string, request: ListRequest): Promise<ListCursor<ListItem<D>>>;
+  version(id: string, version: number): Promise<Stored<D>>;
+  create?(body: never, principal: Principal): Promise<Stored<D>>;
+  update?(id: string, body: never, principal: Principal): Promise<Stored<D>>;
+  delete?(id: string, principal: Principal): Promise<Stored<D>>;
 }
 
 /** One versioned model's routes: which path, schemas and permissions. */
@@ -44,7 +44,7 @@ export interface VersionedRoutesOptions<D> {
    * When set, the list is written from the rows as stored (`listJson`): the service hands
    * out rows whose data JSON it has proven exactly what the API serves, or parsed models.
    */
-  readonly listItems?: (request: ListRequest) => Page<ListItem<D>>;
+  readonly listItems?: (request: ListRequest) => Promise<Page<ListItem<D>>>;
   readonly permissions: {
     readonly view: ApiPermission;
     readonly versions: ApiPermission;
@@ -102,18 +102,19 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
       config: { auth: 'token', permissions: [perm.view] },
       schema: { tags, summary: `List ${model} models`, querystring: ListQuerySchema, response: many },
     },
-    (request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) => {
+    async (request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
-      if (list.all) return stream(reply, service.listCursor(list));
-      if (!listItems) return pageBody(list, service.list(list), toModel);
+      if (list.all) return stream(reply, await service.listCursor(list));
+      if (!listItems) return pageBody(list, await service.list(list), toModel);
+      const items = await listItems(list);
       void reply.type('application/json');
-      return listJson(list, listItems(list), model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>));
+      return listJson(list, items, model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>));
     },
   );
   app.get(
     `${base}/:id`,
     { config: { auth: 'token', permissions: [perm.view] }, schema: { tags, summary: `Get a ${model}`, params: IdParamsSchema, response: one } },
-    (request: IdRequest) => toModel(service.get(request.params.id)),
+    async (request: IdRequest) => toModel(await service.get(request.params.id)),
   );
   app.get(
     `${base}/:id/version`,
@@ -121,10 +122,10 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
       config: { auth: 'token', permissions: [perm.view, perm.versions] },
       schema: { tags, summary: `List the versions of a ${model}`, params: IdParamsSchema, querystring: ListQuerySchema, response: many },
     },
-    (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>, reply: FastifyReply) => {
+    async (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
-      if (list.all) return stream(reply, service.versionsCursor(request.params.id, list));
-      return pageBody(list, service.versions(request.params.id, list), toModel);
+      if (list.all) return stream(reply, await service.versionsCursor(request.params.id, list));
+      return pageBody(list, await service.versions(request.params.id, list), toModel);
     },
   );
   app.get(
@@ -133,8 +134,8 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
       config: { auth: 'token', permissions: [perm.view, perm.versions] },
       schema: { tags, summary: `Get one version of a ${model}`, params: VersionParamsSchema, response: one },
     },
-    (request: FastifyRequest<{ Params: { id: string; version: number } }>) =>
-      toModel(service.version(request.params.id, request.params.version)),
+    async (request: FastifyRequest<{ Params: { id: string; version: number } }>) =>
+      toModel(await service.version(request.params.id, request.params.version)),
   );
   if (service.create && options.createBody && perm.create) {
     const create = service.create.bind(service);

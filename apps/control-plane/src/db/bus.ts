@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from './database.js';
+import type { PostgresDatabase } from './postgres.js';
+
+/**
+ * What the replicas of a control plane tell each other:
+ * - `work`: executions were queued or servers freed; every replica dispatches to its runners;
+ * - `execution`: an execution changed (`{"executionId", "kind"}`); followers of its log wake;
+ * - `cancel`: a running execution must stop (`{"executionId", "runnerId"}`); the replica
+ *   holding that runner's stream tells it;
+ * - `runner_revoked`: a runner's token was revoked (its name); its stream closes;
+ * - `facts`: a server needs its facts gathered (its id).
+ */
+export type BusChannel = 'work' | 'execution' | 'cancel' | 'runner_revoked' | 'facts';
+const CHANNELS: readonly BusChannel[] = ['work', 'execution', 'cancel', 'runner_revoked', 'facts'];
+const PREFIX = 'carapace_';
+/** PostgreSQL refuses a notification payload of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7900;
+
+/**
+ * Messages between the replicas sharing a database. A message published inside a
+ * transaction goes out when it commits, and not at all when it rolls back; every replica,
+ * the publisher included, receives it: the publisher at once after the commit, the others
+ * as soon as the database tells them. On SQLite there is one control plane and messages stay
+ * in its memory; on PostgreSQL they are `NOTIFY`s, heard through one `LISTEN`ing connection
+ * per replica.
+ */
+export interface Bus {
+  publish(channel: BusChannel, payload?: string): Promise<void>;
+  /** Calls `handler` with the payload of each message on `channel`; returns its removal. */
+  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void;
+  /**
+   * Calls `handler` when messages may have been missed (the listening connection was lost
+   * and is back): whoever waits on the bus should look again. Returns its removal.
+   */
+  onResync(handler: () => void): () => void;
+  close(): Promise<void>;
+}
+
+class Handlers {
+  private readonly byChannel = new Map<BusChannel, Set<(payload: string) => void>>();
+  private readonly resync = new Set<() => void>();
+
+  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+    let set = this.byChannel.get(channel);
+    if (!set) {
+      set = new Set();
+      this.byChannel.set(channel, set);
+    }
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  onResync(handler: () => void): () => void {
+    this.resync.add(handler);
+    return () => this.resync.delete(handler);
+  }
+
+  deliver(channel: BusChannel, payload: string): void {
+    for (const handler of [...(this.byChannel.get(channel) ?? [])]) {
+      try {
+        handler(payload);
+      } catch {
+        // A handler's failure is its own.
+      }
+    }
+  }
+
+  resyncAll(): void {
+    for (const handler of [...this.resync]) {
+      try {
+        handler();
+      } catch {
+        // A handler's failure is its own.
+      }
+    }
+  }
+}
+
+function checkPayload(payload: string): void {
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) throw new Error(`a bus message is at most ${MAX_PAYLOAD_BYTES} bytes`);
+}
+
+/** The bus of a single control plane (SQLite): in memory, after the publisher's commit. */
+class MemoryBus implements Bus {
+  private readonly handlers = new Handlers();
+
+  constructor(private readonly db: Database) {}
+
+  async publish(channel: BusChannel, payload = ''): Promise<void> {
+    checkPayload(payload);
+    this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+  }
+
+  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+    return this.handlers.subscribe(channel, handler);
+  }
+
+  onResync(handler: () => void): () => void {
+    return this.handlers.onResync(handler);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** How long a lost listening connection waits before it connects again, at most. */
+const RECONNECT_MAX_MS = 5000;
+
+/**
+ * The bus of replicas sharing a PostgreSQL database: `pg_notify` in the publisher's
+ * transaction (PostgreSQL delivers at commit), and one connection of this replica, outside
+ * the pool, that `LISTEN`s on every channel. When that connection is lost it comes back with
+ * a growing delay, listens again, and asks everyone to look again (`onResync`).
+ */
+class PostgresBus implements Bus {
+  private readonly handlers = new Handlers();
+  /** Names this replica in its messages, which it delivers to itself without the round trip. */
+  private readonly origin = randomUUID();
+  private client: pg.Client | null = null;
+  private closed = false;
+  private attempts = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: PostgresDatabase,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  async publish(channel: BusChannel, payload = ''): Promise<void> {
+    checkPayload(payload);
+    await this.db.run(sql`SELECT pg_notify(${PREFIX + channel}, ${`${this.origin}|${payload}`})`);
+    this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+  }
+
+  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+    return this.handlers.subscribe(channel, handler);
+  }
+
+  onResync(handler: () => void): () => void {
+    return this.handlers.onResync(handler);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    const client = this.client;
+    this.client = null;
+    if (client) await client.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ ...this.db.connectionOptions(), application_name: 'carapace-control-plane-bus' });
+    client.on('notification', (message) => {
+      const channel = message.channel.startsWith(PREFIX) ? (message.channel.slice(PREFIX.length) as BusChannel) : null;
+      const text = message.payload ?? '';
+      const bar = text.indexOf('|');
+      if (!channel || !CHANNELS.includes(channel) || bar < 0 || text.slice(0, bar) === this.origin) return;
+      this.handlers.deliver(channel, text.slice(bar + 1));
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, null));
+    await client.connect();
+    for (const channel of CHANNELS) await client.query(`LISTEN ${PREFIX}${channel}`);
+    this.client = client;
+    this.attempts = 0;
+  }
+
+  private lost(client: pg.Client, err: Error | null): void {
+    if (this.client !== client || this.closed) return;
+    this.client = null;
+    this.log.warn({ err }, 'the bus connection to PostgreSQL was lost; listening again');
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.closed) return;
+    const delayMs = Math.min(RECONNECT_MAX_MS, 100 * 2 ** this.attempts++);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect().then(
+        () => this.handlers.resyncAll(),
+        (err: unknown) => {
+          this.log.warn({ err, retryInMs: delayMs }, 'the bus could not listen on PostgreSQL');
+          this.retry();
+        },
+      );
+    }, delayMs);
+    this.timer.unref();
+  }
+}
+
+/** The bus of a database: in memory on SQLite, `LISTEN`/`NOTIFY` on PostgreSQL. */
+export async function openBus(db: Database, log: Logger): Promise<Bus> {
+  if (db.dialect === 'sqlite') return new MemoryBus(db);
+  const bus = new PostgresBus(db as PostgresDatabase, log);
+  await bus.start();
+  return bus;
+}

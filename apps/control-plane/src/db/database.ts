@@ -1,0 +1,89 @@
+import type { SQL } from 'drizzle-orm';
+
+/** Which database engine holds the control plane's tables. */
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * The control plane's database, whichever engine holds it: statements are Drizzle `sql`
+ * templates, rendered for the engine, and every call is asynchronous.
+ *
+ * Transactions follow the caller through its `await`s (AsyncLocalStorage): any statement
+ * run while a `transaction` callback is under way, by whichever repository, belongs to that
+ * transaction, and a `transaction` opened inside another is a savepoint of it. So a service
+ * writes `await db.transaction(async () => { await a.x(); await b.y(); })` and both writes
+ * commit or roll back together, as they did when the database was synchronous.
+ *
+ * Work that must not see uncommitted state (waking a follower, handing out work) is queued
+ * with `afterCommit`.
+ */
+export interface Database {
+  readonly dialect: Dialect;
+  /** Every row the statement returns. */
+  all<T>(query: SQL): Promise<T[]>;
+  /** The first row, or undefined. */
+  get<T>(query: SQL): Promise<T | undefined>;
+  /** Runs a statement; returns how many rows it changed. */
+  run(query: SQL): Promise<number>;
+  /**
+   * Runs `fn` in a transaction (a savepoint when one is open already): committed when `fn`
+   * resolves, rolled back when it throws.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** Whether the caller runs inside a transaction (what it reads may yet be rolled back). */
+  inTransaction(): boolean;
+  /** Runs `fn` once the caller's transaction commits (at once when there is none); dropped on rollback. */
+  afterCommit(fn: () => void): void;
+  /**
+   * Runs the statements of `fn` under a wall-clock budget of `ms`: a statement still running
+   * then is stopped and `QueryBudgetExceeded` thrown.
+   */
+  withBudget<T>(ms: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * The column a unique constraint that `error` reports stands for (`id` for the primary
+   * key of a versioned table, the field of an expression index), or null when `error` is
+   * no unique violation.
+   */
+  uniqueViolation(error: unknown): string | null;
+  /** Closes the connections. */
+  close(): Promise<void>;
+}
+
+/** A query run under `withBudget` went past its deadline and was stopped. */
+export class QueryBudgetExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`query stopped after its budget of ${budgetMs} ms`);
+  }
+}
+
+/**
+ * The database's own regular expression engine refused a `regexp` filter that RE2 took
+ * (PostgreSQL's: a counted repetition over 255, a class it does not know).
+ */
+export class RejectedPattern extends Error {}
+
+/** The state of one open transaction, carried by AsyncLocalStorage. */
+export interface TxContext<C> {
+  /** The connection the transaction runs on. */
+  readonly connection: C;
+  /** Until commit or rollback: a task started inside the transaction and still running after it must not join it. */
+  open: boolean;
+  /** Savepoints open inside it. */
+  depth: number;
+  readonly afterCommit: (() => void)[];
+}
+
+/** Runs the callbacks queued for after a commit; one's failure does not stop the others. */
+export function runAfterCommit(callbacks: readonly (() => void)[]): void {
+  for (const fn of callbacks) {
+    try {
+      fn();
+    } catch {
+      // A callback's failure is its own: the transaction is committed.
+    }
+  }
+}
+
+/** Runs `fn` in the caller's transaction, or in a transaction of its own when there is none (never a savepoint). */
+export function atomically<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  return db.inTransaction() ? fn() : db.transaction(fn);
+}
