@@ -1,3 +1,4 @@
+import type { ServerFacts } from '@carapace/models';
 import { createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
 
 /** One execution as a simulated runner saw it. */
@@ -25,6 +26,8 @@ export interface SimulatedRunnerOptions {
   readonly logChunks?: number;
   /** Log chunks go out one every `logEveryMs` while the run lasts (default: all at once). */
   readonly logEveryMs?: number;
+  /** The facts of the host at `address`, sent when asked to gather them; without it, such a request is answered with an error. */
+  readonly facts?: (address: string) => ServerFacts;
   /** Heartbeat period (ms); the control plane's welcome says the real one. */
   readonly heartbeatMs?: number;
 }
@@ -192,6 +195,21 @@ export class SimulatedRunner {
         const seq = Number(ack.seq);
         while (list.length > 0 && (list[0]?.seq ?? Infinity) <= seq) list.shift();
         if (list.length === 0 && !this.active.has(ack.execution_id)) this.unacked.delete(ack.execution_id);
+        break;
+      }
+      case 'gather_facts': {
+        const g = m.gather_facts;
+        if (!g) break;
+        const facts = this.options.facts?.(g.address);
+        this.call?.write({
+          facts: {
+            request_id: g.request_id,
+            server_id: g.server_id,
+            facts_json: facts ? JSON.stringify(facts) : '',
+            host_key: facts ? 'ssh-ed25519 AAAAsimulatedhost' : '',
+            error: facts ? '' : 'this simulated runner gathers no facts',
+          },
+        });
         break;
       }
       case 'cancel': {

@@ -58,6 +58,8 @@ export interface Container {
   startBackground(): Promise<() => void>;
   /** Waits for the mails under way and closes the database. */
   close(): Promise<void>;
+  /** Says the control plane is stopping: `/v1/health/ready` answers 503 from now on, so load balancers move away first. */
+  stopping(): void;
 }
 
 /** Ports a test may swap. */
@@ -241,6 +243,9 @@ export async function createContainer(config: Config, db: Database, logger: Logg
         clearInterval(prune);
         stopFacts();
       };
+    },
+    stopping() {
+      closing = true;
     },
     async close() {
       closing = true;

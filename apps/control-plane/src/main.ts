@@ -12,14 +12,14 @@ import { EmbeddedRunner } from './embedded-runner.js';
 import { startGrpcServer } from './grpc/grpc.server.js';
 
 const USAGE = `Usage: carapace-control-plane [--config FILE]
-       carapace-control-plane migrate-to postgres://USER:PASSWORD@HOST/DB [--from FILE] [--config FILE]
+       carapace-control-plane migrate-to [postgres://USER:PASSWORD@HOST/DB] [--from FILE] [--config FILE]
 
 Starts the Carapace control plane. Configuration: the YAML file (--config or
 CARAPACE_CONFIG), overridden by CARAPACE_* environment variables; see the README.
 
 migrate-to copies this installation's SQLite database (<dataDir>/carapace.db, or --from)
-into a new, empty PostgreSQL database, all or nothing; stop the control plane first, then
-start it with database.url (CARAPACE_DATABASE_URL) set to that URL.`;
+into a new, empty PostgreSQL database (the URL, or database.url / CARAPACE_DATABASE_URL),
+all or nothing; stop the control plane first, then start it with database.url set.`;
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -49,7 +49,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' } },
     });
     const [command, ...rest] = args.positionals;
-    if (command !== undefined && (command !== 'migrate-to' || rest.length !== 1)) throw new Error(`unexpected arguments: ${args.positionals.join(' ')}`);
+    if (command !== undefined && (command !== 'migrate-to' || rest.length > 1)) throw new Error(`unexpected arguments: ${args.positionals.join(' ')}`);
     if (args.values.from !== undefined && command !== 'migrate-to') throw new Error('--from goes with migrate-to');
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
@@ -73,10 +73,26 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // Decided once, here: the embedded runner writes to the same standard output and follows it.
   const logFormat = resolveLogFormat(config.logFormat, process.stdout);
   const log = createLogger(config.logLevel, { format: logFormat });
-  if (args.positionals[0] === 'migrate-to') return migrateTo(args.values.from ?? join(config.dataDir, 'carapace.db'), args.positionals[1] ?? '');
+  if (args.positionals[0] === 'migrate-to') {
+    // The URL holds a password: it may come from the configuration (CARAPACE_DATABASE_URL)
+    // rather than the command line, where other users' `ps` would show it.
+    const url = args.positionals[1] ?? config.database.url;
+    if (!url) {
+      process.stderr.write('carapace-control-plane migrate-to: name the PostgreSQL database: a postgres:// URL, or CARAPACE_DATABASE_URL\n');
+      return 2;
+    }
+    return migrateTo(args.values.from ?? join(config.dataDir, 'carapace.db'), url);
+  }
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   config = withDiscoveryToken(config, log);
-  const db = await openDatabase(config.database.url ?? join(config.dataDir, 'carapace.db'), { poolSize: config.database.poolSize });
+  let db;
+  try {
+    db = await openDatabase(config.database.url ?? join(config.dataDir, 'carapace.db'), { poolSize: config.database.poolSize });
+  } catch (err) {
+    // Never the URL itself: it holds the password.
+    log.fatal({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code } }, 'cannot open the database');
+    return 1;
+  }
   const container = await createContainer(config, db, log);
   if (container.bootstrap.generatedPassword) {
     const file = join(config.dataDir, 'initial-admin-password');
@@ -117,6 +133,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
+    container.stopping();
     stopBackground();
     Promise.resolve(embedded?.stop())
       .then(() => grpcServer.close())

@@ -43,6 +43,8 @@ export function isPostgresUrl(location: string): boolean {
 export interface DatabaseOptions {
   /** Connections of a PostgreSQL pool. */
   readonly poolSize?: number;
+  /** SQLite: open an existing file read only, without migrating it. */
+  readonly readonly?: boolean;
 }
 
 /**
@@ -53,5 +55,5 @@ export async function openDatabase(location: string, options: DatabaseOptions = 
   if (isPostgresUrl(location)) {
     return PostgresDatabase.open({ url: location, poolSize: options.poolSize ?? 10 }, migrationsFolder('postgres'));
   }
-  return SqliteDatabase.open(location, migrationsFolder('sqlite'));
+  return SqliteDatabase.open(location, migrationsFolder('sqlite'), { readonly: options.readonly ?? false });
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SQL } from 'drizzle-orm';
 
 /** Which database engine holds the control plane's tables. */
@@ -72,13 +73,62 @@ export interface TxContext<C> {
   readonly afterCommit: (() => void)[];
 }
 
-/** Runs the callbacks queued for after a commit; one's failure does not stop the others. */
-export function runAfterCommit(callbacks: readonly (() => void)[]): void {
-  for (const fn of callbacks) {
+/**
+ * The transactions of one database as they follow their callers (AsyncLocalStorage): which
+ * one the caller is in, what runs after its commit, and its savepoints. Both engines' ports
+ * keep theirs here; only how a statement reaches the connection differs.
+ */
+export class Transactions<C> {
+  private readonly store = new AsyncLocalStorage<TxContext<C>>();
+
+  /** The caller's open transaction, if any (one that ended is none, even to a task it started). */
+  current(): TxContext<C> | undefined {
+    const ctx = this.store.getStore();
+    return ctx?.open ? ctx : undefined;
+  }
+
+  inTransaction(): boolean {
+    return this.current() !== undefined;
+  }
+
+  afterCommit(fn: () => void): void {
+    const ctx = this.current();
+    if (ctx) ctx.afterCommit.push(fn);
+    else fn();
+  }
+
+  /** Runs `fn` as the transaction `ctx` (opened by the caller, which commits or rolls it back). */
+  run<T>(ctx: TxContext<C>, fn: () => Promise<T>): Promise<T> {
+    return this.store.run(ctx, fn);
+  }
+
+  /** Ends `ctx`; after a commit, runs what waited for it (one callback's failure does not stop the others). */
+  end(ctx: TxContext<C>, committed: boolean): void {
+    ctx.open = false;
+    if (!committed) return;
+    for (const fn of ctx.afterCommit) {
+      try {
+        fn();
+      } catch {
+        // A callback's failure is its own: the transaction is committed.
+      }
+    }
+  }
+
+  /** Runs `fn` in a savepoint of `ctx`, `exec` sending its statements to the connection. */
+  async savepoint<T>(ctx: TxContext<C>, fn: () => Promise<T>, exec: (statement: string) => unknown): Promise<T> {
+    const name = `sp${++ctx.depth}`;
+    await exec(`SAVEPOINT ${name}`);
     try {
-      fn();
-    } catch {
-      // A callback's failure is its own: the transaction is committed.
+      const result = await fn();
+      await exec(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (e) {
+      await exec(`ROLLBACK TO SAVEPOINT ${name}`);
+      await exec(`RELEASE SAVEPOINT ${name}`);
+      throw e;
+    } finally {
+      ctx.depth -= 1;
     }
   }
 }

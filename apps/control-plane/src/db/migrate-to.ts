@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { getTableName, sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
-import { isPostgresUrl, openDatabase } from './client.js';
+import { databaseProblem, isPostgresUrl, openDatabase } from './client.js';
 import type { Database } from './database.js';
 import * as schema from './schema/index.js';
 
@@ -45,9 +45,11 @@ function tablesToCopy(): { name: string; columns: string[] }[] {
 export async function copyToPostgres(sqlitePath: string, url: string, onTable?: (name: string, rows: number) => void): Promise<CopyReport> {
   if (!isPostgresUrl(url)) throw new CopyRefused('the target must be a postgres:// URL');
   if (sqlitePath !== ':memory:' && !existsSync(sqlitePath)) throw new CopyRefused(`no SQLite database at ${sqlitePath}`);
-  const source = await openDatabase(sqlitePath);
+  const source = await openDatabase(sqlitePath, { readonly: true });
   let target: Database | null = null;
   try {
+    const behind = await databaseProblem(source);
+    if (behind) throw new CopyRefused(`the SQLite database is not at this release's schema (${behind}): start this release on it once, then stop it and copy`);
     target = await openDatabase(url, { poolSize: 2 });
     const into = target;
     const tables = tablesToCopy();

@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { QueryBudgetExceeded, RejectedPattern, runAfterCommit, type Database, type TxContext } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, Transactions, type Database, type TxContext } from './database.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -48,7 +48,7 @@ function errorCode(error: unknown): string | undefined {
 export class PostgresDatabase implements Database {
   readonly dialect = 'postgres';
   private readonly dialectImpl = new PgDialect();
-  private readonly tx = new AsyncLocalStorage<TxContext<pg.PoolClient>>();
+  private readonly tx = new Transactions<pg.PoolClient>();
   private readonly budgets = new AsyncLocalStorage<{ ms: number }>();
 
   private constructor(
@@ -103,18 +103,16 @@ export class PostgresDatabase implements Database {
   }
 
   inTransaction(): boolean {
-    return this.tx.getStore()?.open === true;
+    return this.tx.inTransaction();
   }
 
   afterCommit(fn: () => void): void {
-    const ctx = this.tx.getStore();
-    if (ctx?.open) ctx.afterCommit.push(fn);
-    else fn();
+    this.tx.afterCommit(fn);
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const outer = this.tx.getStore();
-    if (outer?.open) return this.savepoint(outer, fn);
+    const outer = this.tx.current();
+    if (outer) return this.tx.savepoint(outer, fn, (statement) => outer.connection.query(statement));
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.transactionOnce(fn);
@@ -158,7 +156,7 @@ export class PostgresDatabase implements Database {
       result = await this.tx.run(ctx, fn);
       await client.query('COMMIT');
     } catch (e) {
-      ctx.open = false;
+      this.tx.end(ctx, false);
       try {
         await client.query('ROLLBACK');
         client.release();
@@ -167,32 +165,14 @@ export class PostgresDatabase implements Database {
       }
       throw e;
     }
-    ctx.open = false;
     client.release();
-    runAfterCommit(ctx.afterCommit);
+    this.tx.end(ctx, true);
     return result;
-  }
-
-  private async savepoint<T>(ctx: TxContext<pg.PoolClient>, fn: () => Promise<T>): Promise<T> {
-    const name = `sp${++ctx.depth}`;
-    await ctx.connection.query(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn();
-      await ctx.connection.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (e) {
-      await ctx.connection.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      await ctx.connection.query(`RELEASE SAVEPOINT ${name}`);
-      throw e;
-    } finally {
-      ctx.depth -= 1;
-    }
   }
 
   private async execute(query: SQL): Promise<pg.QueryResult> {
     const { sql: text, params } = this.dialectImpl.sqlToQuery(query);
-    const ctx = this.tx.getStore();
-    const target = ctx?.open ? ctx.connection : this.pool;
+    const target = this.tx.current()?.connection ?? this.pool;
     try {
       return await target.query(text, params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)));
     } catch (e) {

@@ -6,7 +6,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
-import { QueryBudgetExceeded, runAfterCommit, type Database, type TxContext } from './database.js';
+import { QueryBudgetExceeded, Transactions, type Database, type TxContext } from './database.js';
 import { compileRegexp, programSize, type CompiledPattern } from './regexp.js';
 
 /**
@@ -56,7 +56,7 @@ export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite';
   private readonly dialectImpl = new SQLiteSyncDialect();
   private readonly statements = new Map<string, Statement>();
-  private readonly tx = new AsyncLocalStorage<TxContext<null>>();
+  private readonly tx = new Transactions<null>();
   private readonly budgets = new AsyncLocalStorage<{ deadline: number; ms: number }>();
   private readonly budget: Budget = { deadline: Infinity, ms: 0, patterns: new Map() };
   /** Whether a transaction (or a statement waiting behind one) holds the connection, and who waits for it. */
@@ -90,7 +90,9 @@ export class SqliteDatabase implements Database {
    * Opens (creating if needed) the SQLite database at `path` (`:memory:` for tests), sets
    * WAL, foreign keys and a busy timeout, and applies the committed migrations.
    */
-  static open(path: string, migrationsFolder: string): SqliteDatabase {
+  static open(path: string, migrationsFolder: string, options: { readonly?: boolean } = {}): SqliteDatabase {
+    // Read only: an existing file, as it is (no migration, no change of journal mode).
+    if (options.readonly) return new SqliteDatabase(new BetterSqlite3(path, { readonly: true, fileMustExist: true }));
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const connection = new BetterSqlite3(path);
     connection.pragma('journal_mode = WAL');
@@ -114,18 +116,16 @@ export class SqliteDatabase implements Database {
   }
 
   inTransaction(): boolean {
-    return this.tx.getStore()?.open === true;
+    return this.tx.inTransaction();
   }
 
   afterCommit(fn: () => void): void {
-    const ctx = this.tx.getStore();
-    if (ctx?.open) ctx.afterCommit.push(fn);
-    else fn();
+    this.tx.afterCommit(fn);
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const outer = this.tx.getStore();
-    if (outer?.open) return this.savepoint(outer, fn);
+    const outer = this.tx.current();
+    if (outer) return this.tx.savepoint(outer, fn, (statement) => this.connection.exec(statement));
     await this.acquire();
     const ctx: TxContext<null> = { connection: null, open: true, depth: 0, afterCommit: [] };
     let result: T;
@@ -135,13 +135,12 @@ export class SqliteDatabase implements Database {
       this.connection.exec('COMMIT');
     } catch (e) {
       if (this.connection.inTransaction) this.connection.exec('ROLLBACK');
-      ctx.open = false;
+      this.tx.end(ctx, false);
       this.release();
       throw e;
     }
-    ctx.open = false;
     this.release();
-    runAfterCommit(ctx.afterCommit);
+    this.tx.end(ctx, true);
     return result;
   }
 
@@ -172,22 +171,6 @@ export class SqliteDatabase implements Database {
     this.connection.close();
   }
 
-  private async savepoint<T>(ctx: TxContext<null>, fn: () => Promise<T>): Promise<T> {
-    const name = `sp${++ctx.depth}`;
-    this.connection.exec(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn();
-      this.connection.exec(`RELEASE ${name}`);
-      return result;
-    } catch (e) {
-      this.connection.exec(`ROLLBACK TO ${name}`);
-      this.connection.exec(`RELEASE ${name}`);
-      throw e;
-    } finally {
-      ctx.depth -= 1;
-    }
-  }
-
   /** Takes the connection: at once when it is free, else after those who asked before. */
   private acquire(): Promise<void> {
     if (!this.locked) {
@@ -205,8 +188,7 @@ export class SqliteDatabase implements Database {
   }
 
   private async execute<R>(query: SQL, run: (statement: Statement, params: Param[]) => R): Promise<R> {
-    const ctx = this.tx.getStore();
-    if (!ctx?.open && this.locked) {
+    if (!this.tx.current() && this.locked) {
       await this.acquire();
       try {
         return this.executeNow(query, run);

@@ -144,6 +144,17 @@ export class VersionedRepository<D> {
     return row && this.fromRow(row);
   }
 
+  /** The latest versions of several models (deleted or not), in one query, by id. */
+  async getMany(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
+    if (ids.length === 0) return new Map();
+    const list = sql.join(
+      [...new Set(ids)].map((id) => sql`${id}`),
+      sql`, `,
+    );
+    const rows = await this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id IN (${list}) AND is_latest = 1`);
+    return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
+  }
+
   /** One version of a model. */
   async getVersion(id: string, version: number): Promise<Stored<D> | undefined> {
     const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND version = ${version}`);

@@ -32,16 +32,12 @@ export class Dispatch {
   /** Claims queued executions and due fact requests for these runners; the result is to be sent in order. */
   async take(runners: readonly RunnerSession[]): Promise<Dispatched[]> {
     const ready = runners.filter((s) => !s.draining);
-    // Least loaded first, so that work spreads over runners.
-    const load = new Map<string, number>();
-    for (const s of ready) load.set(s.name, (await this.engine.runningOn(s.name)).length);
+    // Least loaded first, so that work spreads over runners; one read of the queue for all.
+    const load = new Map(ready.map((s) => [s.name, this.engine.loadOf(s.name)]));
     ready.sort((a, b) => (load.get(a.name) ?? 0) - (load.get(b.name) ?? 0));
     const out: Dispatched[] = [];
-    for (const session of ready) {
-      const free = session.slots - (load.get(session.name) ?? 0);
-      if (free <= 0) continue;
-      for (const assignment of await this.engine.claim(session.name, free)) out.push({ kind: 'assignment', runner: session.name, assignment });
-    }
+    const slots = ready.map((s) => [s.name, s.slots - (load.get(s.name) ?? 0)] as const);
+    for (const { runner, assignment } of await this.engine.claimFor(slots)) out.push({ kind: 'assignment', runner, assignment });
     for (const { runner, request } of await this.facts.take(ready.map((s) => ({ name: s.name, labels: s.labels })))) {
       out.push({ kind: 'facts', runner, request });
     }

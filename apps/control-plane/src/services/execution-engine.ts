@@ -40,6 +40,9 @@ interface RunningExecution {
   readonly hosts: ReadonlyMap<string, string>;
 }
 
+/** The most queued executions one read of the queue takes (a page). */
+const CLAIM_PAGE_MAX = 500;
+
 /** How a run ended, as a runner reports it. */
 export type Outcome = 'completed' | 'failed' | 'canceled';
 
@@ -106,6 +109,13 @@ export class ExecutionEngine {
    * when the execution ends.
    */
   private readonly running = new Map<string, RunningExecution>();
+  /**
+   * The runs each runner holds, as this replica knows them (`loadOf`): set from the database
+   * when the runner says hello here, grown by what is handed to it, shrunk by every end of a
+   * run through any replica (the bus). Dispatch reads it on every turn, with no query.
+   */
+  private readonly load = new Map<string, Set<string>>();
+  private readonly holder = new Map<string, string>();
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
@@ -123,7 +133,10 @@ export class ExecutionEngine {
     bus.subscribe('execution', (payload) => {
       const event = parseEvent(payload);
       if (!event) return;
-      if (event.final) this.running.delete(event.executionId);
+      if (event.final) {
+        this.running.delete(event.executionId);
+        this.release(event.executionId);
+      }
       this.events.emit(event);
     });
     bus.subscribe('cancel', (payload) => {
@@ -158,29 +171,76 @@ export class ExecutionEngine {
    * outside tests; the queue order and the locks stay here, with the execution's state.
    */
   async claim(runnerId: string, slots: number): Promise<Assignment[]> {
-    if (slots <= 0) return [];
+    return (await this.claimFor([[runnerId, slots]])).map((c) => c.assignment);
+  }
+
+  /**
+   * As `claim`, for several runners at once, each with its free slots, in the order given
+   * (`Dispatch` puts the least loaded first): the queue is read once, a page at a time, and
+   * each execution started goes to the next runner with a free slot, in turn.
+   */
+  async claimFor(runners: readonly (readonly [runnerId: string, slots: number])[]): Promise<{ runner: string; assignment: Assignment }[]> {
+    const free = runners.filter(([, n]) => n > 0).map(([name, n]) => ({ name, n }));
+    let left = free.reduce((sum, r) => sum + r.n, 0);
+    if (left === 0) return [];
     const nowMs = this.clock.nowMs();
-    const { items: queued } = await this.executions.list({
-      page: 1,
-      perPage: 1,
-      all: true,
-      filter: JSON.stringify({ state: 'created' }),
-      sortBy: JSON.stringify({ time_created: 1 }),
-    });
-    const assignments: Assignment[] = [];
+    const claimed: { runner: string; assignment: Assignment }[] = [];
     const reserved = new Set<string>();
-    for (const candidate of queued) {
-      if (assignments.length >= slots) break;
-      const ids = candidate.data.server_ids;
-      const blocked = ids.some((id) => reserved.has(id));
-      const started = !blocked && (await this.start(candidate.id, ids, runnerId, nowMs));
-      if (!started) {
-        for (const id of ids) reserved.add(id);
-        continue;
+    const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
+    let turn = 0;
+    for (let page = 1; left > 0; page++) {
+      const { items: queued } = await this.executions.list({
+        page,
+        perPage,
+        all: false,
+        filter: JSON.stringify({ state: 'created' }),
+        sortBy: JSON.stringify({ time_created: 1 }),
+      });
+      for (const candidate of queued) {
+        if (left === 0) break;
+        const ids = candidate.data.server_ids;
+        let runner = free[turn % free.length];
+        while (runner && runner.n === 0) runner = free[++turn % free.length];
+        if (!runner) break;
+        const blocked = ids.some((id) => reserved.has(id));
+        const started = !blocked && (await this.start(candidate.id, ids, runner.name, nowMs));
+        if (!started) {
+          for (const id of ids) reserved.add(id);
+          continue;
+        }
+        runner.n -= 1;
+        left -= 1;
+        turn += 1;
+        this.hold(runner.name, started.id);
+        claimed.push({ runner: runner.name, assignment: await this.assignment(started) });
       }
-      assignments.push(await this.assignment(started));
+      if (queued.length < perPage) break;
     }
-    return assignments;
+    return claimed;
+  }
+
+  /** How many runs a runner holds: those of its last hello here, and those handed to it since, until they end. */
+  loadOf(runnerId: string): number {
+    return this.load.get(runnerId)?.size ?? 0;
+  }
+
+  private hold(runnerId: string, executionId: string): void {
+    let held = this.load.get(runnerId);
+    if (!held) {
+      held = new Set();
+      this.load.set(runnerId, held);
+    }
+    held.add(executionId);
+    this.holder.set(executionId, runnerId);
+  }
+
+  private release(executionId: string): void {
+    const runnerId = this.holder.get(executionId);
+    if (runnerId === undefined) return;
+    this.holder.delete(executionId);
+    const held = this.load.get(runnerId);
+    held?.delete(executionId);
+    if (held?.size === 0) this.load.delete(runnerId);
   }
 
   /**
@@ -221,10 +281,14 @@ export class ExecutionEngine {
   async reconcile(runnerId: string, claimedIds: readonly string[]): Promise<Reconciliation> {
     const claimed = new Set(claimedIds);
     const cancel: string[] = [];
+    for (const id of [...(this.load.get(runnerId) ?? [])]) this.release(id);
     for (const execution of await this.runningOn(runnerId)) {
       if (!claimed.has(execution.id)) {
         await this.finish(execution.id, 'failed', `runner ${runnerId} reconnected without the run (it restarted)`);
-      } else if (execution.data.state === 'canceling') cancel.push(execution.id);
+      } else {
+        this.hold(runnerId, execution.id);
+        if (execution.data.state === 'canceling') cancel.push(execution.id);
+      }
       claimed.delete(execution.id);
     }
     await this.heartbeat(runnerId);

@@ -145,7 +145,8 @@ export class ExecutionService extends VersionedService<ExecutionData> {
           continue;
         }
         if (finished) return;
-        if (dirty) continue;
+        // An event, or the client gone, while the read was under way: look again at once.
+        if (dirty || signal.aborted) continue;
         await new Promise<void>((resolve) => {
           wake = resolve;
         });

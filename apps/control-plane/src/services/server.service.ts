@@ -193,8 +193,10 @@ export class ServerService extends VersionedService<ServerData> {
   async liveMany(ids: readonly string[]): Promise<{ found: Stored<ServerData>[]; missing: string[] }> {
     const found: Stored<ServerData>[] = [];
     const missing: string[] = [];
+    const byId = await this.repo.getMany(ids);
     for (const id of ids) {
-      const s = await this.live(id);
+      const model = byId.get(id);
+      const s = model && model.time_deleted === 0 ? model : undefined;
       if (s) found.push(s);
       else missing.push(id);
     }

@@ -1,0 +1,224 @@
+// bench:scale (issue 12): the control plane at 1,000 connected runners, on SQLite and on
+// PostgreSQL, one replica and two. The control planes are the real program in subprocesses
+// (test/e2e/system.ts); the runners are SimulatedRunners in this process: real gRPC clients
+// speaking the real protocol, each run reporting two steps and two log lines and completing
+// at once. Figures:
+// - memory per connected runner (the control planes' RSS, idle, then with every runner
+//   connected) and the CPU their heartbeats cost (the control planes' CPU time over an idle
+//   window, with the runners and without: the baseline of the same run);
+// - dispatch: executions created through the API, handed out, run and completed per second
+//   (leases taken and released), and the p50/p99 of `POST /v1/execution/` → the runner holding
+//   the assignment, at 1,000 connected runners;
+// - two replicas against one (ratio), PostgreSQL against SQLite (ratio).
+import { readFileSync } from 'node:fs';
+import { makeFacts } from '@carapace/test-support/facts';
+import { TestPostgres } from '@carapace/test-support/postgres';
+import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
+import { Api, ControlPlane, DISCOVERY_TOKEN } from '../e2e/system.js';
+
+const RUNNERS = Number(process.env.BENCH_SCALE_RUNNERS ?? 1000);
+const SERVERS = Number(process.env.BENCH_SCALE_SERVERS ?? 250);
+const EXECUTIONS = Number(process.env.BENCH_SCALE_EXECUTIONS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 64);
+const IDLE_S = Number(process.env.BENCH_SCALE_IDLE_S ?? 10);
+const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2').split(',');
+
+/** CPU ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICKS = 100;
+
+function procStats(pid: number): { rssKiB: number; cpuMs: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return { rssKiB, cpuMs: (ticks * 1000) / TICKS };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Result {
+  readonly scenario: string;
+  readonly replicas: number;
+  readonly rssPerRunnerKiB: number;
+  readonly heartbeatCpuPct: number;
+  readonly idleCpuPct: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+async function scenario(name: string, database: string | null, replicas: number): Promise<Result> {
+  const env = {
+    CARAPACE_LOG_LEVEL: 'warn',
+    CARAPACE_THROTTLE_REGISTRATIONS_PER_ADDRESS: '100000',
+    CARAPACE_DATABASE_POOL_SIZE: '20',
+    ...(database ? { CARAPACE_DATABASE_URL: database } : {}),
+  };
+  const cps: ControlPlane[] = [];
+  for (let i = 0; i < replicas; i++) cps.push(await ControlPlane.start({ runner: 'none', env }));
+  const runners: SimulatedRunner[] = [];
+  try {
+    const apis = await Promise.all(
+      cps.map(async (cp) => {
+        const api = new Api(cp.url);
+        await api.login();
+        return api;
+      }),
+    );
+    const api = apis[0] as Api;
+    const pids = cps.map((cp) => cp.proc.child.pid ?? 0);
+    const sample = () => pids.map(procStats);
+    const sum = (xs: { rssKiB: number; cpuMs: number }[]) => xs.reduce((a, x) => ({ rssKiB: a.rssKiB + x.rssKiB, cpuMs: a.cpuMs + x.cpuMs }), { rssKiB: 0, cpuMs: 0 });
+
+    // Idle, no runner: the baseline.
+    await sleep(2000);
+    const idle0 = sum(sample());
+    await sleep(IDLE_S * 1000);
+    const idle1 = sum(sample());
+    const idleCpuPct = ((idle1.cpuMs - idle0.cpuMs) / (IDLE_S * 1000)) * 100;
+
+    // 1,000 runners, spread over the replicas, each knowing every replica.
+    const addresses = cps.map((cp) => cp.grpcAddress);
+    const tokens: string[] = [];
+    for (let i = 0; i < RUNNERS; i++) tokens.push((await api.ok('POST', '/v1/runner/', { name: `sim-${i}` })).token as string);
+    for (let i = 0; i < RUNNERS; i++) {
+      const first = i % addresses.length;
+      runners.push(
+        new SimulatedRunner({
+          name: `sim-${i}`,
+          token: tokens[i] as string,
+          addresses: [...addresses.slice(first), ...addresses.slice(0, first)],
+          slots: 1,
+          steps: 2,
+          logChunks: 2,
+          facts: (address) => makeFacts(`host-${address.replace(/\W/g, '-')}`, address),
+        }),
+      );
+    }
+    for (let i = 0; i < runners.length; i += 100) await Promise.all(runners.slice(i, i + 100).map((r) => r.start(60_000)));
+    await sleep(3000);
+    const connected0 = sum(sample());
+    await sleep(IDLE_S * 1000);
+    const connected1 = sum(sample());
+    const heartbeatCpuPct = ((connected1.cpuMs - connected0.cpuMs) / (IDLE_S * 1000)) * 100 - idleCpuPct;
+    const rssPerRunnerKiB = (connected1.rssKiB - idle1.rssKiB) / RUNNERS;
+
+    // Servers registering at first boot; the runners gather their facts.
+    const cluster = await api.ok('POST', '/v1/cluster/', { name: 'scale' });
+    const serverIds: string[] = [];
+    for (let i = 0; i < SERVERS; i++) {
+      const id = `00000000-0000-4000-a000-${String(i).padStart(12, '0')}`;
+      const res = await fetch(`${cps[i % cps.length]?.url}/v1/server/`, {
+        method: 'POST',
+        headers: { authorization: DISCOVERY_TOKEN, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, host: `10.${Math.floor(i / 65000)}.${Math.floor(i / 250) % 250}.${(i % 250) + 2}`, username: 'ansible' }),
+      });
+      if (res.status !== 200) throw new Error(`registration: ${res.status} ${await res.text()}`);
+      serverIds.push(id);
+    }
+    for (;;) {
+      const page = await api.ok('GET', `/v1/server/?filter=${encodeURIComponent(JSON.stringify({ state: 'operational' }))}&per_page=1`);
+      if (page.total >= SERVERS) break;
+      await sleep(200);
+    }
+    const configs: { id: string; version: number }[] = [];
+    for (const id of serverIds) {
+      const c = await api.ok('POST', '/v1/playbook_configuration/', { name: `c-${id.slice(-4)}`, cluster_id: cluster.id, playbook_id: 'hello_world', server_ids: [id] });
+      configs.push({ id: c.id as string, version: c.version as number });
+    }
+
+    // Dispatch: EXECUTIONS created with CONCURRENCY requests in flight, through every replica.
+    const posted = new Map<string, number>();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, w) => {
+        const via = apis[w % apis.length] as Api;
+        for (;;) {
+          const n = next++;
+          if (n >= EXECUTIONS) return;
+          const config = configs[n % configs.length] as { id: string; version: number };
+          const at = performance.now();
+          const e = await via.ok('POST', '/v1/execution/', { playbook_configuration: config });
+          posted.set(e.id as string, at);
+        }
+      }),
+    );
+    const finishedOf = () => runners.reduce((n, r) => n + r.finished().length, 0);
+    while (finishedOf() < EXECUTIONS) await sleep(20);
+    // Completed as the control plane records it (every result stored, every lease released).
+    for (;;) {
+      const done = await api.ok('GET', `/v1/execution/?filter=${encodeURIComponent(JSON.stringify({ state: 'completed' }))}&per_page=1`);
+      if (done.total >= EXECUTIONS) break;
+      await sleep(20);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const latencies: number[] = [];
+    for (const r of runners) for (const run of r.runs.values()) {
+      const at = posted.get(run.executionId);
+      if (at !== undefined) latencies.push(run.assignedAt - at);
+    }
+    const duplicates = runners.flatMap((r) => r.duplicates);
+    if (duplicates.length) throw new Error(`executions handed out twice: ${duplicates.slice(0, 5).join(', ')}`);
+    return {
+      scenario: name,
+      replicas,
+      rssPerRunnerKiB,
+      heartbeatCpuPct,
+      idleCpuPct,
+      perSecond: EXECUTIONS / seconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
+  } finally {
+    for (const r of runners) r.close();
+    for (const cp of cps) {
+      await cp.stop();
+      cp.removeData();
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const results: Result[] = [];
+  let pg: TestPostgres | null = null;
+  try {
+    if (ONLY.includes('sqlite')) results.push(await scenario('SQLite', null, 1));
+    if (ONLY.some((o) => o.startsWith('postgres'))) {
+      pg = await TestPostgres.launch();
+      await pg.ready;
+      if (ONLY.includes('postgres')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 1));
+      if (ONLY.includes('postgres2')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 2));
+    }
+  } finally {
+    await pg?.stop();
+  }
+  const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+  console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight)\n`);
+  console.log('| database | replicas | RSS per runner | heartbeat CPU (1,000 runners) | idle CPU | executions/s | POST→started p50 | p99 |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(
+      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms |`,
+    );
+  }
+  const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);
+  const two = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 2);
+  const sqlite = results.find((r) => r.scenario === 'SQLite');
+  console.log('');
+  if (one && two) console.log(`two replicas / one (executions/s): ${f(two.perSecond / one.perSecond, 2)} (target ≥ 1: ${two.perSecond >= one.perSecond ? 'PASS' : 'MISS'})`);
+  if (one && sqlite) console.log(`PostgreSQL / SQLite (executions/s): ${f(one.perSecond / sqlite.perSecond, 2)}`);
+  for (const r of results.filter((x) => x.replicas === 1)) {
+    console.log(`${r.scenario}: ≥ 500 executions/s: ${r.perSecond >= 500 ? 'PASS' : 'MISS'}; p99 POST→started < 50 ms: ${r.p99 < 50 ? 'PASS' : 'MISS'}`);
+  }
+  console.log(`anchors: AWX launches about 1 job/s and tops out near 350 concurrent jobs; Semaphore's runners poll every few seconds`);
+}
+
+await main();
+process.exit(0);
