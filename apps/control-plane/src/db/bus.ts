@@ -119,6 +119,9 @@ class PostgresBus implements Bus {
   private readonly handlers = new Handlers();
   /** Names this replica in its messages, which it delivers to itself without the round trip. */
   private readonly origin = randomUUID();
+  /** Messages of this turn waiting to go out together (`soon`), and their flush. */
+  private readonly pending = new Set<string>();
+  private flush: Promise<void> | null = null;
   private client: pg.Client | null = null;
   private closed = false;
   private attempts = 0;
@@ -135,8 +138,38 @@ class PostgresBus implements Bus {
 
   async publish(channel: BusChannel, payload = ''): Promise<void> {
     checkPayload(payload);
-    await this.db.run(sql`SELECT pg_notify(${PREFIX + channel}, ${`${this.origin}|${payload}`})`);
-    this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+    const text = `${this.origin}|${payload}`;
+    if (this.db.inTransaction()) {
+      await this.db.run(sql`SELECT pg_notify(${PREFIX + channel}, ${text})`);
+      this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+      return;
+    }
+    this.handlers.deliver(channel, payload);
+    await this.soon(PREFIX + channel, text);
+  }
+
+  /**
+   * Sends a message outside any transaction with the others of this turn of the event loop,
+   * the same ones once: one round trip for a burst (a runner's steps and log chunks).
+   */
+  private soon(channel: string, text: string): Promise<void> {
+    this.pending.add(`${channel}\n${text}`);
+    this.flush ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        const batch = [...this.pending];
+        this.pending.clear();
+        this.flush = null;
+        const calls = sql.join(
+          batch.map((entry) => {
+            const cut = entry.indexOf('\n');
+            return sql`pg_notify(${entry.slice(0, cut)}, ${entry.slice(cut + 1)})`;
+          }),
+          sql`, `,
+        );
+        this.db.run(sql`SELECT ${calls}`).then(() => resolve(), reject);
+      });
+    });
+    return this.flush;
   }
 
   subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {

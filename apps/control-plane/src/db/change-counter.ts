@@ -34,6 +34,7 @@ class MemoryCounters implements ChangeCounters {
   }
 
   async bump(table: string): Promise<void> {
+    if (!COUNTED_TABLES.has(table)) return;
     this.counts.set(table, (this.counts.get(table) ?? 0) + 1);
   }
 }
@@ -51,11 +52,19 @@ class SharedCounters implements ChangeCounters {
   }
 
   async bump(table: string): Promise<void> {
+    if (!COUNTED_TABLES.has(table)) return;
     await this.db.run(
       sql`INSERT INTO change_counters (name, value) VALUES (${table}, 1) ON CONFLICT (name) DO UPDATE SET value = change_counters.value + 1`,
     );
   }
 }
+
+/**
+ * The tables whose counts anyone reads: the principal cache reads tokens, users and roles,
+ * the latest-version caches users and roles. A write to any other table counts nothing (on
+ * PostgreSQL a count is a row every writer of the table would otherwise queue on).
+ */
+export const COUNTED_TABLES: ReadonlySet<string> = new Set(['tokens', 'users', 'roles']);
 
 const counters = new WeakMap<Database, ChangeCounters>();
 

@@ -262,9 +262,10 @@ export class VersionedRepository<D> {
   }
 
   private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
-    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
     const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
+    if (request.withoutTotal) return { items: rows, total: rows.length };
+    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
     return { items: rows, total: count?.n ?? 0 };
   }
 

@@ -34,6 +34,8 @@ export interface ListRequest {
   readonly all: boolean;
   readonly filter?: string | undefined;
   readonly sortBy?: string | undefined;
+  /** The page only: `total` is not counted (then it is the page's length). */
+  readonly withoutTotal?: boolean;
 }
 
 /** A page of results and the number of all matches. */

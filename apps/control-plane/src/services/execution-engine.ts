@@ -195,6 +195,7 @@ export class ExecutionEngine {
         all: false,
         filter: JSON.stringify({ state: 'created' }),
         sortBy: JSON.stringify({ time_created: 1 }),
+        withoutTotal: true,
       });
       for (const candidate of queued) {
         if (left === 0) break;
