@@ -67,7 +67,7 @@ export class EmbeddedRunner {
     const { token } = await this.runners.rotate(EMBEDDED_RUNNER, { embedded: 'true' });
     const settings = this.config.embeddedRunner;
     const env: NodeJS.ProcessEnv = {
-      ...this.options.env,
+      ...runnerEnvironment(this.options.env),
       CARAPACE_RUNNER_URL: `127.0.0.1:${this.options.grpcPort}`,
       CARAPACE_RUNNER_TOKEN: token,
       CARAPACE_RUNNER_NAME: EMBEDDED_RUNNER,
@@ -121,4 +121,14 @@ export class EmbeddedRunner {
       child.kill('SIGTERM');
     });
   }
+}
+
+/**
+ * The environment the embedded runner inherits: the control plane's, less its own settings
+ * (`CARAPACE_*` but `CARAPACE_RUNNER_*`). The runner reads none of them, and some are
+ * secrets (the database URL and its password, the admin and SMTP passwords, the metrics
+ * token) that would otherwise reach every Ansible process it starts.
+ */
+export function runnerEnvironment(env: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('CARAPACE_') || key.startsWith('CARAPACE_RUNNER_')));
 }
