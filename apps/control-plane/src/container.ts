@@ -163,7 +163,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const runners = new RunnerService(
     new RunnerRepository(db),
     clock,
-    async (name) => (await engine.runningOn(name)).map((e) => e.id),
+    () => engine.runningByRunner(),
     bus,
     new RunnerSessionRepository(db),
     replica,

@@ -413,6 +413,20 @@ export class ExecutionEngine {
     return failed;
   }
 
+  /** The ids of the running executions, by runner. */
+  async runningByRunner(): Promise<Map<string, string[]>> {
+    const { items } = await this.executions.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['started', 'canceling'] } }) });
+    const byRunner = new Map<string, string[]>();
+    for (const e of items) {
+      const runner = e.data.runner_id;
+      if (!runner) continue;
+      const ids = byRunner.get(runner) ?? [];
+      ids.push(e.id);
+      byRunner.set(runner, ids);
+    }
+    return byRunner;
+  }
+
   /** The executions a runner holds that are still running. */
   async runningOn(runnerId: string): Promise<Stored<ExecutionData>[]> {
     const { items } = await this.executions.list({

@@ -60,7 +60,8 @@ export class RunnerService {
   constructor(
     private readonly repo: RunnerRepository,
     private readonly clock: Clock,
-    private readonly running: (name: string) => Promise<string[]>,
+    /** The running executions of every runner, by runner name (one read for the whole list). */
+    private readonly running: () => Promise<ReadonlyMap<string, string[]>>,
     private readonly bus: Bus,
     private readonly stored: RunnerSessionRepository,
     /** Names this replica in `runner_sessions`. */
@@ -176,9 +177,10 @@ export class RunnerService {
   async list(): Promise<Runner[]> {
     const runners: Runner[] = [];
     const live = await this.stored.live(this.clock.nowMs() - this.leaseTimeoutMs);
+    const running = await this.running();
     for (const row of await this.repo.all()) {
       const s = this.sessions.get(row.name) ?? live.get(row.name);
-      const executions = await this.running(row.name);
+      const executions = running.get(row.name) ?? [];
       runners.push({
         name: row.name,
         state: !s ? 'disconnected' : s.draining ? 'draining' : 'connected',
