@@ -97,6 +97,11 @@ export class Transactions<C> {
     else fn();
   }
 
+  /** A new open transaction on `connection`, for `run`. */
+  begin(connection: C): TxContext<C> {
+    return { connection, open: true, depth: 0, afterCommit: [] };
+  }
+
   /** Runs `fn` as the transaction `ctx` (opened by the caller, which commits or rolls it back). */
   run<T>(ctx: TxContext<C>, fn: () => Promise<T>): Promise<T> {
     return this.store.run(ctx, fn);

@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { QueryBudgetExceeded, RejectedPattern, Transactions, type Database, type TxContext } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, Transactions, type Database } from './database.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -149,7 +149,7 @@ export class PostgresDatabase implements Database {
 
   private async transactionOnce<T>(fn: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    const ctx: TxContext<pg.PoolClient> = { connection: client, open: true, depth: 0, afterCommit: [] };
+    const ctx = this.tx.begin(client);
     let result: T;
     try {
       await client.query('BEGIN');

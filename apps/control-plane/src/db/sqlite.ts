@@ -6,7 +6,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
-import { QueryBudgetExceeded, Transactions, type Database, type TxContext } from './database.js';
+import { QueryBudgetExceeded, Transactions, type Database } from './database.js';
 import { compileRegexp, programSize, type CompiledPattern } from './regexp.js';
 
 /**
@@ -127,7 +127,7 @@ export class SqliteDatabase implements Database {
     const outer = this.tx.current();
     if (outer) return this.tx.savepoint(outer, fn, (statement) => this.connection.exec(statement));
     await this.acquire();
-    const ctx: TxContext<null> = { connection: null, open: true, depth: 0, afterCommit: [] };
+    const ctx = this.tx.begin(null);
     let result: T;
     try {
       this.connection.exec('BEGIN IMMEDIATE');

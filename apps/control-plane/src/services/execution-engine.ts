@@ -10,6 +10,8 @@ import type { Clock } from '../ports.js';
 import { checkTransition, isFinal } from './execution-state.js';
 import { pluginCluster, pluginServer } from './playbook-configuration.service.js';
 import type { ServerService } from './server.service.js';
+import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
+import { RunnerLoad } from './runner-load.js';
 import { AsyncSignal, Signal } from './signal.js';
 
 /** An execution handed to a runner, with what it needs to run. */
@@ -47,39 +49,6 @@ const CLAIM_PAGE_MAX = 500;
 export type Outcome = 'completed' | 'failed' | 'canceled';
 
 /**
- * Something happened to an execution: a log chunk, a step, a state change (`final` when it
- * ended). `resync`, with the execution id `*`: events may have been missed (the bus was
- * lost for a while), whoever waits on an execution should look again.
- */
-export interface ExecutionEvent {
-  readonly executionId: string;
-  readonly kind: 'log' | 'step' | 'state' | 'resync';
-  readonly final?: boolean;
-}
-
-/** The execution id of a `resync` event: every execution. */
-export const EVERY_EXECUTION = '*';
-
-function parseEvent(payload: string): ExecutionEvent | null {
-  try {
-    const value = JSON.parse(payload) as Partial<ExecutionEvent>;
-    if (typeof value.executionId !== 'string' || (value.kind !== 'log' && value.kind !== 'step' && value.kind !== 'state')) return null;
-    return { executionId: value.executionId, kind: value.kind, final: value.final === true };
-  } catch {
-    return null;
-  }
-}
-
-function parseCancel(payload: string): { executionId: string; runnerId: string } | null {
-  try {
-    const value = JSON.parse(payload) as { executionId?: unknown; runnerId?: unknown };
-    return typeof value.executionId === 'string' && typeof value.runnerId === 'string' ? { executionId: value.executionId, runnerId: value.runnerId } : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
  * The control-plane half of running executions (ARCHITECTURE.md "Executions, runners and the
  * protocol"): a queue handing out the oldest runnable execution whose servers can all be
  * locked at once, leases renewed by heartbeats and swept when they expire, steps and log
@@ -109,13 +78,8 @@ export class ExecutionEngine {
    * when the execution ends.
    */
   private readonly running = new Map<string, RunningExecution>();
-  /**
-   * The runs each runner holds, as this replica knows them (`loadOf`): set from the database
-   * when the runner says hello here, grown by what is handed to it, shrunk by every end of a
-   * run through any replica (the bus). Dispatch reads it on every turn, with no query.
-   */
-  private readonly load = new Map<string, Set<string>>();
-  private readonly holder = new Map<string, string>();
+  /** The runs each runner holds, as this replica knows them (`RunnerLoad`). */
+  private readonly load = new RunnerLoad();
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
@@ -135,7 +99,7 @@ export class ExecutionEngine {
       if (!event) return;
       if (event.final) {
         this.running.delete(event.executionId);
-        this.release(event.executionId);
+        this.load.release(event.executionId);
       }
       this.events.emit(event);
     });
@@ -212,7 +176,7 @@ export class ExecutionEngine {
         runner.n -= 1;
         left -= 1;
         turn += 1;
-        this.hold(runner.name, started.id);
+        this.load.hold(runner.name, started.id);
         claimed.push({ runner: runner.name, assignment: await this.assignment(started) });
       }
       if (queued.length < perPage) break;
@@ -220,28 +184,9 @@ export class ExecutionEngine {
     return claimed;
   }
 
-  /** How many runs a runner holds: those of its last hello here, and those handed to it since, until they end. */
+  /** How many runs a runner holds (`RunnerLoad`). */
   loadOf(runnerId: string): number {
-    return this.load.get(runnerId)?.size ?? 0;
-  }
-
-  private hold(runnerId: string, executionId: string): void {
-    let held = this.load.get(runnerId);
-    if (!held) {
-      held = new Set();
-      this.load.set(runnerId, held);
-    }
-    held.add(executionId);
-    this.holder.set(executionId, runnerId);
-  }
-
-  private release(executionId: string): void {
-    const runnerId = this.holder.get(executionId);
-    if (runnerId === undefined) return;
-    this.holder.delete(executionId);
-    const held = this.load.get(runnerId);
-    held?.delete(executionId);
-    if (held?.size === 0) this.load.delete(runnerId);
+    return this.load.of(runnerId);
   }
 
   /**
@@ -282,12 +227,12 @@ export class ExecutionEngine {
   async reconcile(runnerId: string, claimedIds: readonly string[]): Promise<Reconciliation> {
     const claimed = new Set(claimedIds);
     const cancel: string[] = [];
-    for (const id of [...(this.load.get(runnerId) ?? [])]) this.release(id);
+    this.load.forget(runnerId);
     for (const execution of await this.runningOn(runnerId)) {
       if (!claimed.has(execution.id)) {
         await this.finish(execution.id, 'failed', `runner ${runnerId} reconnected without the run (it restarted)`);
       } else {
-        this.hold(runnerId, execution.id);
+        this.load.hold(runnerId, execution.id);
         if (execution.data.state === 'canceling') cancel.push(execution.id);
       }
       claimed.delete(execution.id);

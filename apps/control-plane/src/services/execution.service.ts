@@ -5,7 +5,8 @@ import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types
 import { ApiError, badRequest, conflict, forbidden } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { ClusterService } from './cluster.service.js';
-import { EVERY_EXECUTION, type ExecutionEngine } from './execution-engine.js';
+import type { ExecutionEngine } from './execution-engine.js';
+import { EVERY_EXECUTION } from './execution-events.js';
 import { isFinal } from './execution-state.js';
 import { hasPlaybook, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
