@@ -12,6 +12,7 @@ import {
   startGrpcServer,
   type Config,
   type Container,
+  type ContainerPorts,
   type Database,
   type GrpcServer,
 } from '@carapace/control-plane';
@@ -37,7 +38,8 @@ export class Replica {
   private dir = '';
   private stopped = false;
 
-  static async start(databaseUrl: string, env: Record<string, string> = {}): Promise<Replica> {
+  /** `ports`: what the container is given besides (a facts answer timeout, ...). */
+  static async start(databaseUrl: string, env: Record<string, string> = {}, ports: ContainerPorts = {}): Promise<Replica> {
     const r = new Replica();
     r.dir = mkdtempSync(join(tmpdir(), 'carapace-replica-'));
     r.config = loadConfig({
@@ -57,8 +59,8 @@ export class Replica {
     r.db = await openDatabase(databaseUrl, { poolSize: r.config.database.poolSize });
     // Without an SMTP server (CARAPACE_SMTP_PORT) mail is dropped; with one, the outbox of
     // the shared database delivers it through whichever replica takes it first.
-    const ports = env.CARAPACE_SMTP_PORT ? {} : { mailer: { send: async () => undefined, close: async () => undefined } };
-    r.container = await createContainer(r.config, r.db, logger, ports);
+    const mailer = env.CARAPACE_SMTP_PORT ? {} : { mailer: { send: async () => undefined, close: async () => undefined } };
+    r.container = await createContainer(r.config, r.db, logger, { ...mailer, ...ports });
     r.grpc = await startGrpcServer(r.config, r.container, logger);
     r.grpcAddress = `127.0.0.1:${r.grpc.port}`;
     r.stopBackground = await r.container.startBackground();

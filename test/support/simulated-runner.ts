@@ -28,6 +28,11 @@ export interface SimulatedRunnerOptions {
   readonly logEveryMs?: number;
   /** The facts of the host at `address`, sent when asked to gather them; without it, such a request is answered with an error. */
   readonly facts?: (address: string) => ServerFacts;
+  /**
+   * How long gathering facts takes before the answer (ms, default 0), sent on the stream open
+   * then (another replica's, after a failover); `Infinity`: never answers.
+   */
+  readonly factsMs?: number;
   /** Heartbeat period (ms); the control plane's welcome says the real one. */
   readonly heartbeatMs?: number;
 }
@@ -43,6 +48,8 @@ export class SimulatedRunner {
   readonly runs = new Map<string, SimulatedRun>();
   /** Executions assigned more than once to this runner (must stay empty). */
   readonly duplicates: string[] = [];
+  /** The facts requests received, in order. */
+  readonly factsRequests: { readonly requestId: string; readonly serverId: string; readonly at: number }[] = [];
   welcomed = false;
   connects = 0;
   private client: ReturnType<typeof createRunnerClient> | null = null;
@@ -200,16 +207,21 @@ export class SimulatedRunner {
       case 'gather_facts': {
         const g = m.gather_facts;
         if (!g) break;
+        this.factsRequests.push({ requestId: g.request_id, serverId: g.server_id, at: performance.now() });
         const facts = this.options.facts?.(g.address);
-        this.call?.write({
-          facts: {
-            request_id: g.request_id,
-            server_id: g.server_id,
-            facts_json: facts ? JSON.stringify(facts) : '',
-            host_key: facts ? 'ssh-ed25519 AAAAsimulatedhost' : '',
-            error: facts ? '' : 'this simulated runner gathers no facts',
-          },
-        });
+        const answer = () =>
+          this.call?.write({
+            facts: {
+              request_id: g.request_id,
+              server_id: g.server_id,
+              facts_json: facts ? JSON.stringify(facts) : '',
+              host_key: facts ? 'ssh-ed25519 AAAAsimulatedhost' : '',
+              error: facts ? '' : 'this simulated runner gathers no facts',
+            },
+          });
+        const delay = this.options.factsMs ?? 0;
+        if (delay <= 0) answer();
+        else if (Number.isFinite(delay)) setTimeout(answer, delay).unref();
         break;
       }
       case 'cancel': {

@@ -11,6 +11,7 @@ import { Metrics } from './services/metrics.js';
 import { clusters, executions, playbookConfigurations, roles, servers, users } from './db/schema/index.js';
 import { ClusterFileRepository } from './db/cluster-file.repository.js';
 import { ExecutionEventsRepository } from './db/execution-events.repository.js';
+import { FactsRequestRepository } from './db/facts-request.repository.js';
 import { LockRepository } from './db/lock.repository.js';
 import { RunnerRepository } from './db/runner.repository.js';
 import { RunnerSessionRepository } from './db/runner-session.repository.js';
@@ -72,6 +73,8 @@ export interface ContainerPorts {
   readonly webhookRetry?: WebhookRetry;
   /** How long a runner's lease lasts without a heartbeat (default: the configuration's). */
   readonly leaseTimeoutMs?: number;
+  /** How long a runner asked for a server's facts has to answer before it is asked again (default: 120 s). */
+  readonly factsAnswerTimeoutMs?: number;
 }
 
 /** Wires repositories, services and ports over an open database; runs the first-start bootstrap. */
@@ -118,7 +121,8 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
     defaultSort: [['time_created', -1]],
   }, { limits });
-  const serverService = new ServerService(serverRepo, clock, locks, bus);
+  const factsRequests = new FactsRequestRepository(db);
+  const serverService = new ServerService(serverRepo, clock, locks, bus, factsRequests);
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
   const executionEvents = new ExecutionEventsRepository(db, config.list.queryBudgetMs);
   const clusterFiles = new ClusterFileRepository(db);
@@ -169,8 +173,8 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     replica,
     leaseTimeoutMs,
   );
-  const facts = new FactsScheduler(serverService, clock, logger.child({ component: 'facts' }));
-  const metrics = new Metrics(new StatsRepository(db), clock, { connectedRunners: () => runners.connected().length, factsPending: () => facts.size });
+  const facts = new FactsScheduler(serverService, factsRequests, clock, logger.child({ component: 'facts' }), ports.factsAnswerTimeoutMs);
+  const metrics = new Metrics(new StatsRepository(db), clock, { connectedRunners: () => runners.connected().length, factsPending: () => facts.count() });
   let closing = false;
   const services: AppServices = {
     config,

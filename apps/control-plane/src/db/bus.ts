@@ -12,7 +12,8 @@ import type { PostgresDatabase } from './postgres.js';
  * - `cancel`: a running execution must stop (`{"executionId", "runnerId"}`); the replica
  *   holding that runner's stream tells it;
  * - `runner_revoked`: a runner's token was revoked (its name); its stream closes;
- * - `facts`: a server needs its facts gathered (its id).
+ * - `facts`: a server needs its facts gathered (its id); its request is a row of
+ *   `facts_requests`, which one replica claims: the message only wakes them to look.
  */
 export type BusChannel = 'work' | 'execution' | 'cancel' | 'runner_revoked' | 'facts';
 const CHANNELS: readonly BusChannel[] = ['work', 'execution', 'cancel', 'runner_revoked', 'facts'];

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { BlockList } from 'node:net';
 import type { Logger } from 'pino';
-import type { ServerData, ServerFacts } from '@carapace/models';
-import type { Stored } from '../domain/list-types.js';
+import type { ServerFacts } from '@carapace/models';
+import type { FactsRequestRepository } from '../db/facts-request.repository.js';
 import type { Clock } from '../ports.js';
 import type { ServerService } from './server.service.js';
 import { Signal } from './signal.js';
@@ -25,12 +25,11 @@ export type FactsAnswer = { readonly requestId: string; readonly serverId: strin
   | { readonly ok: false; readonly error: string }
 );
 
-interface Pending {
-  serverId: string;
-  attempts: number;
-  dueMs: number;
-  inFlight: { requestId: string; runner: string; sentMs: number } | null;
-}
+/** How many due requests `take` reads and locks at a time. */
+const TAKE_PAGE = 200;
+
+/** Thrown to roll back the recording of an answer whose request changed meanwhile. */
+const STALE = new Error('the facts request changed');
 
 /** Retry delays after failed attempts: 5 s doubling up to 5 min, with ±20 % jitter. */
 export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
@@ -64,112 +63,180 @@ export function runnerServes(labels: Readonly<Record<string, string>>, address: 
  * Fact gathering for servers that registered (issue 6): one request per server at a time,
  * handed to a connected runner that serves its network, retried with capped exponential
  * backoff while the host is unreachable, and again when a runner does not answer in time.
+ *
+ * The requests are rows of `facts_requests` (`FactsRequestRepository`), shared by the
+ * replicas, not this process's memory: a registration writes its server's row in its own
+ * transaction; the bus's `facts` message (and a look at the table every second, `start`)
+ * only wakes each replica to offer the due rows to its own runners, and the row is claimed by
+ * one replica only (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which gives it a new request id
+ * and the answer's deadline (`answerTimeoutMs`, 120 s). So one runner, on any replica,
+ * gathers a server at a time; the answer is recorded by whichever replica receives it, if
+ * it carries the request id (and comes from the runner) the row holds; and a request whose
+ * replica or runner died is handed out again by any replica once its deadline passed.
  */
 export class FactsScheduler {
-  /** Emitted when requests are waiting for a runner. */
+  /** Emitted when requests may be waiting for a runner (this replica's or another's). */
   readonly requested = new Signal<void>();
-  private readonly pending = new Map<string, Pending>();
   private readonly unsubscribe: () => void;
+  private counted = 0;
 
   constructor(
     private readonly servers: ServerService,
+    private readonly requests: FactsRequestRepository,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly answerTimeoutMs = 120_000,
   ) {
-    this.unsubscribe = servers.factsRequested.on((id) => this.request(id));
+    // A server asked for its facts, through any replica: its row is written; look.
+    this.unsubscribe = servers.factsRequested.on(() => this.requested.emit());
   }
 
-  /** Queues the servers left waiting for facts by a previous run of the control plane. */
+  /**
+   * Asks for the facts of the servers left waiting without a request (stored before requests
+   * were kept in the database); a request already stored is left as it is (another replica
+   * may be waiting for its answer).
+   */
   async resume(): Promise<void> {
     const waiting = await this.servers.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['gathering_facts', 'unreachable'] } }) });
-    for (const server of waiting.items) this.request(server.id);
+    const nowMs = this.clock.nowMs();
+    for (const server of waiting.items) await this.requests.requestIfAbsent(server.id, nowMs);
+    if (waiting.items.length > 0) this.requested.emit();
   }
 
-  /** Asks for a server's facts (again). */
-  request(serverId: string): void {
-    this.pending.set(serverId, { serverId, attempts: 0, dueMs: this.clock.nowMs(), inFlight: null });
+  /**
+   * Asks for a server's facts (again), starting over: the answer of a runner asked before is
+   * no longer awaited. A registration does this in its own transaction
+   * (`ServerService.register`), and tells every replica.
+   */
+  async request(serverId: string): Promise<void> {
+    await this.requests.request(serverId, this.clock.nowMs());
     this.requested.emit();
   }
 
-  /** Number of servers waiting for facts. */
+  /**
+   * Servers waiting for their facts in the whole installation, as this replica last counted
+   * them (every second while started, and after each answer); `count` reads it now.
+   */
   get size(): number {
-    return this.pending.size;
+    return this.counted;
   }
 
-  /** Hands due requests to the given runners, round-robin among those serving each server. */
+  /** Servers waiting for their facts in the whole installation. */
+  async count(): Promise<number> {
+    this.counted = await this.requests.count();
+    return this.counted;
+  }
+
+  /**
+   * Hands due requests to the given runners (those of this replica), round-robin among
+   * those serving each server; a request no given runner serves stays for another replica's.
+   * What is returned is claimed in the database: it must be sent.
+   */
   async take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): Promise<{ runner: string; request: FactsRequest }[]> {
+    if (runners.length === 0) return [];
     const nowMs = this.clock.nowMs();
-    const out: { runner: string; request: FactsRequest }[] = [];
-    let turn = 0;
-    for (const p of this.pending.values()) {
-      if (p.inFlight && nowMs - p.inFlight.sentMs < this.answerTimeoutMs) continue;
-      if (p.inFlight) {
-        this.log.warn({ serverId: p.serverId, runner: p.inFlight.runner }, 'no facts answer in time; asking again');
-        p.inFlight = null;
+    if (!(await this.requests.anyDue(nowMs))) return [];
+    return this.requests.transaction(async () => {
+      const out: { runner: string; request: FactsRequest }[] = [];
+      let turn = 0;
+      let after: { dueMs: number; serverId: string } | undefined;
+      for (;;) {
+        const page = await this.requests.due(nowMs, TAKE_PAGE, after);
+        const last = page.at(-1);
+        if (!last) break;
+        after = { dueMs: last.dueMs, serverId: last.serverId };
+        const { found } = await this.servers.liveMany(page.map((r) => r.serverId));
+        const live = new Map(found.map((s) => [s.id, s]));
+        for (const row of page) {
+          const server = live.get(row.serverId);
+          if (!server) {
+            await this.requests.remove(row.serverId);
+            continue;
+          }
+          const address = server.data.ip || server.data.fqdn;
+          const eligible = runners.filter((r) => runnerServes(r.labels, address));
+          const runner = eligible[turn++ % Math.max(1, eligible.length)];
+          if (!runner) continue;
+          if (row.runner !== null) this.log.warn({ serverId: row.serverId, runner: row.runner }, 'no facts answer in time; asking again');
+          const requestId = randomUUID();
+          await this.requests.claim(row.serverId, requestId, runner.name, nowMs, nowMs + this.answerTimeoutMs);
+          out.push({
+            runner: runner.name,
+            request: { requestId, serverId: server.id, address, username: server.data.username, expectedHostKey: server.data.ssh_host_key ?? null },
+          });
+        }
+        if (page.length < TAKE_PAGE) break;
       }
-      if (p.dueMs > nowMs) continue;
-      let server: Stored<ServerData>;
-      try {
-        server = await this.servers.get(p.serverId);
-      } catch {
-        this.pending.delete(p.serverId);
-        continue;
-      }
-      if (server.time_deleted !== 0) {
-        this.pending.delete(p.serverId);
-        continue;
-      }
-      const address = server.data.ip || server.data.fqdn;
-      const eligible = runners.filter((r) => runnerServes(r.labels, address));
-      const runner = eligible[turn++ % Math.max(1, eligible.length)];
-      if (!runner) continue;
-      const requestId = randomUUID();
-      p.inFlight = { requestId, runner: runner.name, sentMs: nowMs };
-      out.push({
-        runner: runner.name,
-        request: { requestId, serverId: server.id, address, username: server.data.username, expectedHostKey: server.data.ssh_host_key ?? null },
-      });
-    }
-    return out;
+      return out;
+    });
   }
 
-  /** Records a runner's answer; a failure is retried later. */
+  /**
+   * Records a runner's answer, whichever replica handed the request out: only the answer to
+   * the request the database holds, from the runner it was handed to; a failure is retried
+   * later.
+   */
   async complete(runner: string, answer: FactsAnswer): Promise<void> {
     const serverId = answer.serverId;
-    const p = this.pending.get(serverId);
-    if (!p?.inFlight || p.inFlight.requestId !== answer.requestId) {
+    const row = await this.requests.get(serverId);
+    if (!row || row.requestId !== answer.requestId || row.runner !== runner) {
       this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for');
       return;
     }
-    p.inFlight = null;
     if (answer.ok) {
-      await this.servers.recordFacts(serverId, answer.facts, answer.hostKey);
-      this.pending.delete(serverId);
-      this.log.info({ runner, serverId }, 'facts recorded');
+      let recorded: boolean;
+      try {
+        // The server first, then the request, in the order of a registration's locks.
+        recorded = await this.requests.transaction(async () => {
+          await this.servers.recordFacts(serverId, answer.facts, answer.hostKey);
+          if (!(await this.requests.remove(serverId, answer.requestId))) throw STALE;
+          return true;
+        });
+      } catch (err) {
+        if (err !== STALE) {
+          // Handed out again at once: `take` drops it if the server is gone.
+          await this.requests.retryLater(serverId, answer.requestId, row.attempts, this.clock.nowMs()).catch(() => false);
+          throw err;
+        }
+        recorded = false;
+      }
+      if (!recorded) this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for any more');
+      else this.log.info({ runner, serverId }, 'facts recorded');
+      await this.count();
       return;
     }
     const error = answer.error;
-    p.attempts += 1;
-    p.dueMs = this.clock.nowMs() + retryDelayMs(p.attempts);
+    const attempts = row.attempts + 1;
+    if (!(await this.requests.retryLater(serverId, answer.requestId, attempts, this.clock.nowMs() + retryDelayMs(attempts)))) {
+      this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for any more');
+      return;
+    }
     try {
       await this.servers.recordFactsFailure(serverId, error);
     } catch {
-      this.pending.delete(serverId);
+      await this.requests.remove(serverId);
     }
-    this.log.warn({ runner, serverId, attempts: p.attempts, error }, 'facts not gathered; will retry');
+    this.log.warn({ runner, serverId, attempts, error }, 'facts not gathered; will retry');
+    await this.count();
   }
 
-  /** Wakes the dispatcher when a retry comes due; returns its stop. */
+  /**
+   * Looks at the requests every second: wakes the dispatcher when one is due (a retry, an
+   * answer past its deadline, a request another replica could not serve) and counts them
+   * (`size`). Returns its stop.
+   */
   start(): () => void {
+    let looking = false;
     const timer = setInterval(() => {
+      if (looking) return;
+      looking = true;
       const nowMs = this.clock.nowMs();
-      for (const p of this.pending.values()) {
-        if ((!p.inFlight && p.dueMs <= nowMs) || (p.inFlight && nowMs - p.inFlight.sentMs >= this.answerTimeoutMs)) {
-          this.requested.emit();
-          return;
-        }
-      }
+      Promise.all([this.requests.anyDue(nowMs), this.count()])
+        .then(([due]) => {
+          if (due) this.requested.emit();
+        })
+        .catch((err: unknown) => this.log.warn({ err }, 'could not look at the facts requests'))
+        .finally(() => (looking = false));
     }, 1000);
     timer.unref();
     return () => clearInterval(timer);

@@ -2,19 +2,19 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { StatsRepository } from '../db/stats.repository.js';
 import type { Clock } from '../ports.js';
 
-/** What the metrics read of this replica at a scrape. */
+/** What the metrics read through this replica at a scrape. */
 export interface LocalState {
   /** Runner streams open on this replica. */
   connectedRunners(): number;
-  /** Servers waiting for their facts on this replica. */
-  factsPending(): number;
+  /** Servers waiting for their facts (the whole installation: the requests are in the database). */
+  factsPending(): Promise<number>;
 }
 
 /**
  * The control plane's Prometheus metrics, in a registry of its own (one per control plane,
  * so that several in one process, as in tests, do not collide). Counters and the request
- * histogram are of this replica; the gauges of executions, the queue and the leases are read
- * from the database at each scrape, so any replica reports the whole installation.
+ * histogram are of this replica; the gauges of executions, the queue, the leases and the facts
+ * requests are read from the database at each scrape, so any replica reports the whole installation.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -101,10 +101,10 @@ export class Metrics {
     });
     new Gauge({
       name: 'carapace_facts_pending',
-      help: 'Servers waiting for their facts on this replica.',
+      help: 'Servers waiting for their facts (the whole installation).',
       registers,
-      collect() {
-        this.set(local.factsPending());
+      async collect() {
+        this.set(await local.factsPending());
       },
     });
   }

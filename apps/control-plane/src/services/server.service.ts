@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { hostProblem, isHost, ServerDataSchema, ServerFactsSchema, type ServerCreate, type ServerData, type ServerFacts, type ServerUpdate } from '@carapace/models';
 import { Value } from 'typebox/value';
 import type { Bus } from '../db/bus.js';
+import type { FactsRequestRepository } from '../db/facts-request.repository.js';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { ListItem, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
@@ -42,7 +43,8 @@ const EXACT_ROWS_MAX = 500_000;
 export class ServerService extends VersionedService<ServerData> {
   /**
    * Emitted with the id of each server that needs its facts gathered (new or re-registered),
-   * whichever replica it registered through (the bus's `facts`).
+   * whichever replica it registered through (the bus's `facts`), once its request is stored
+   * (`facts_requests`, which `FactsScheduler` hands out).
    */
   readonly factsRequested = new Signal<string>();
   /** The rows (by key) whose data JSON was proven exactly what the API serves. */
@@ -53,6 +55,7 @@ export class ServerService extends VersionedService<ServerData> {
     clock: Clock,
     private readonly locks: LockRepository,
     private readonly bus: Bus,
+    private readonly factsRequests: FactsRequestRepository,
   ) {
     super('server', repo, clock);
     bus.subscribe('facts', (id) => this.factsRequested.emit(id));
@@ -60,7 +63,8 @@ export class ServerService extends VersionedService<ServerData> {
 
   /**
    * Registers a host. A new id creates the server; a known id refreshes host and username
-   * (reviving it if it was deleted) and asks for its facts again.
+   * (reviving it if it was deleted) and asks for its facts again: the request (a row of
+   * `facts_requests`, started over) is stored with the server, in one transaction.
    */
   async register(body: ServerCreate, registrar: Registrar): Promise<Stored<ServerData>> {
     const id = (body.id ?? body.server_id)?.toLowerCase();
@@ -76,6 +80,7 @@ export class ServerService extends VersionedService<ServerData> {
     const now = this.now();
     const server = await this.repo.transaction(async () => {
       const latest = await this.repo.getForUpdate(id);
+      await this.factsRequests.request(id, this.clock.nowMs());
       if (!latest) {
         return this.repo.create(
           {

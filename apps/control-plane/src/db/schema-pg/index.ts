@@ -291,3 +291,17 @@ export const throttleEvents = pgTable(
   },
   (t) => [index('throttle_events_key').on(t.scope, t.key, t.timeMs), index('throttle_events_time').on(t.timeMs)],
 );
+
+/** The servers waiting for their facts, claimed by one replica at a time (see the SQLite schema's `facts-requests.ts`). */
+export const factsRequests = pgTable(
+  'facts_requests',
+  {
+    serverId: text('server_id').primaryKey(),
+    requestId: text('request_id').notNull(),
+    attempts: int8('attempts').notNull().default(0),
+    dueMs: int8('due_ms').notNull(),
+    runner: text('runner'),
+    sentMs: int8('sent_ms'),
+  },
+  (t) => [index('facts_requests_due').on(t.dueMs)],
+);

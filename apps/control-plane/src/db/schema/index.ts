@@ -16,3 +16,4 @@ export { mailOutbox } from './mail-outbox.js';
 export { notificationDeliveries, notificationAttempts } from './notifications.js';
 export { runnerSessions } from './runner-sessions.js';
 export { throttleEvents } from './throttle-events.js';
+export { factsRequests } from './facts-requests.js';
