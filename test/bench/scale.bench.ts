@@ -36,6 +36,29 @@ function procStats(pid: number): { rssKiB: number; cpuMs: number } {
   return { rssKiB, cpuMs: (ticks * 1000) / TICKS };
 }
 
+/** CPU time (ms) of a process and of the children it waited for (fields 14–17 of /proc/<pid>/stat). */
+function treeCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICKS;
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** CPU time (ms) of the PostgreSQL server: its postmaster, the backends alive and those it reaped. */
+function postgresCpuMs(postmaster: number | undefined): number {
+  if (!postmaster) return 0;
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    children = [];
+  }
+  return treeCpuMs(postmaster) + children.reduce((sum, pid) => sum + treeCpuMs(pid), 0);
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -52,9 +75,12 @@ interface Result {
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
+  /** CPU time per execution of the dispatch phase: the control planes', and PostgreSQL's. */
+  readonly cpuMsPerExecution: number;
+  readonly postgresCpuMsPerExecution: number | null;
 }
 
-async function scenario(name: string, database: string | null, replicas: number): Promise<Result> {
+async function scenario(name: string, database: string | null, replicas: number, postmaster?: number): Promise<Result> {
   const env = {
     CARAPACE_LOG_LEVEL: 'warn',
     CARAPACE_THROTTLE_REGISTRATIONS_PER_ADDRESS: '100000',
@@ -135,6 +161,7 @@ async function scenario(name: string, database: string | null, replicas: number)
     }
 
     // Dispatch: EXECUTIONS created with CONCURRENCY requests in flight, through every replica.
+    const cpu0 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster) };
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -157,6 +184,7 @@ async function scenario(name: string, database: string | null, replicas: number)
       await sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu1 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster) };
 
     // Latency: an execution of an idle server at a time (4 in flight), POST → the runner
     // holding the assignment; under the throughput load above, it would be the queue's wait
@@ -193,6 +221,8 @@ async function scenario(name: string, database: string | null, replicas: number)
       perSecond: EXECUTIONS / seconds,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
+      cpuMsPerExecution: (cpu1.cp - cpu0.cp) / EXECUTIONS,
+      postgresCpuMsPerExecution: postmaster ? (cpu1.pg - cpu0.pg) / EXECUTIONS : null,
     };
   } finally {
     for (const r of runners) r.close();
@@ -211,19 +241,20 @@ async function main(): Promise<void> {
     if (ONLY.some((o) => o.startsWith('postgres'))) {
       pg = await TestPostgres.launch();
       await pg.ready;
-      if (ONLY.includes('postgres')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 1));
-      if (ONLY.includes('postgres2')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 2));
+      if (ONLY.includes('postgres')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid));
+      if (ONLY.includes('postgres2')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid));
     }
   } finally {
     await pg?.stop();
   }
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight)\n`);
-  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s | POST→started p50 | p99 |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
+    const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
     console.log(
-      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms |`,
+      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} |`,
     );
   }
   const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);

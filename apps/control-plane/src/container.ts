@@ -116,7 +116,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const configurationRepo = new VersionedRepository<PlaybookConfigurationData>(db, playbookConfigurations, {
     data: ['name', 'playbook_id', 'cluster_id', 'server_ids', 'hints', 'configuration'],
     defaultSort: [['time_updated', -1]],
-  }, { limits });
+  }, { cacheVersions: 10_000, limits });
   const executionRepo = new VersionedRepository<ExecutionData>(db, executions, {
     data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
     defaultSort: [['time_created', -1]],

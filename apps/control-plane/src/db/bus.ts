@@ -107,6 +107,9 @@ class MemoryBus implements Bus {
   async close(): Promise<void> {}
 }
 
+/** How long messages sent outside a transaction wait for others to go out with (`PostgresBus.soon`). */
+const NOTIFY_WINDOW_MS = 5;
+
 /** How long a lost listening connection waits before it connects again, at most. */
 const RECONNECT_MAX_MS = 5000;
 
@@ -122,7 +125,7 @@ class PostgresBus implements Bus {
   private readonly origin = randomUUID();
   /** Messages of this turn waiting to go out together (`soon`), and their flush. */
   private readonly pending = new Set<string>();
-  private flush: Promise<void> | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
   private client: pg.Client | null = null;
   private closed = false;
   private attempts = 0;
@@ -141,36 +144,41 @@ class PostgresBus implements Bus {
     checkPayload(payload);
     const text = `${this.origin}|${payload}`;
     if (this.db.inTransaction()) {
-      await this.db.run(sql`SELECT pg_notify(${PREFIX + channel}, ${text})`);
+      await this.db.notify(PREFIX + channel, text);
       this.db.afterCommit(() => this.handlers.deliver(channel, payload));
       return;
     }
     this.handlers.deliver(channel, payload);
-    await this.soon(PREFIX + channel, text);
+    this.soon(PREFIX + channel, text);
   }
 
   /**
-   * Sends a message outside any transaction with the others of this turn of the event loop,
-   * the same ones once: one round trip for a burst (a runner's steps and log chunks).
+   * Sends a message outside any transaction with the others of the next `NOTIFY_WINDOW_MS`,
+   * the same ones once: one round trip for a burst (the steps and log chunks of many runs
+   * become one message per run). The caller does not wait for the round trip; a failure is
+   * logged (the others miss that wake-up: a follower wakes at the run's next message, its end
+   * at the latest, which goes out with the transaction storing it; a dispatcher at its sweep).
    */
-  private soon(channel: string, text: string): Promise<void> {
+  private soon(channel: string, text: string): void {
     this.pending.add(`${channel}\n${text}`);
-    this.flush ??= new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        const batch = [...this.pending];
-        this.pending.clear();
-        this.flush = null;
-        const calls = sql.join(
-          batch.map((entry) => {
-            const cut = entry.indexOf('\n');
-            return sql`pg_notify(${entry.slice(0, cut)}, ${entry.slice(cut + 1)})`;
-          }),
-          sql`, `,
-        );
-        this.db.run(sql`SELECT ${calls}`).then(() => resolve(), reject);
-      });
-    });
-    return this.flush;
+    this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_WINDOW_MS);
+  }
+
+  /** Sends the messages `soon` holds. */
+  private async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = [...this.pending];
+    this.pending.clear();
+    if (batch.length === 0) return;
+    const calls = sql.join(
+      batch.map((entry) => {
+        const cut = entry.indexOf('\n');
+        return sql`pg_notify(${entry.slice(0, cut)}, ${entry.slice(cut + 1)})`;
+      }),
+      sql`, `,
+    );
+    await this.db.run(sql`SELECT ${calls}`).catch((err: unknown) => this.log.warn({ err, messages: batch.length }, 'could not tell the other replicas'));
   }
 
   subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
@@ -183,6 +191,7 @@ class PostgresBus implements Bus {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.flush();
     if (this.timer) clearTimeout(this.timer);
     const client = this.client;
     this.client = null;

@@ -71,6 +71,11 @@ export interface TxContext<C> {
   /** Savepoints open inside it. */
   depth: number;
   readonly afterCommit: (() => void)[];
+  /**
+   * Messages the engine sends at commit, with it (PostgreSQL's `pg_notify`, `[channel,
+   * payload]`): one round trip for all of a transaction's messages, and none if it rolls back.
+   */
+  readonly notifications: (readonly [channel: string, payload: string])[];
 }
 
 /**
@@ -99,7 +104,7 @@ export class Transactions<C> {
 
   /** A new open transaction on `connection`, for `run`. */
   begin(connection: C): TxContext<C> {
-    return { connection, open: true, depth: 0, afterCommit: [] };
+    return { connection, open: true, depth: 0, afterCommit: [], notifications: [] };
   }
 
   /** Runs `fn` as the transaction `ctx` (opened by the caller, which commits or rolls it back). */
@@ -120,9 +125,13 @@ export class Transactions<C> {
     }
   }
 
-  /** Runs `fn` in a savepoint of `ctx`, `exec` sending its statements to the connection. */
+  /**
+   * Runs `fn` in a savepoint of `ctx`, `exec` sending its statements to the connection. What
+   * the savepoint queued for the commit (`afterCommit`, notifications) goes if it rolls back.
+   */
   async savepoint<T>(ctx: TxContext<C>, fn: () => Promise<T>, exec: (statement: string) => unknown): Promise<T> {
     const name = `sp${++ctx.depth}`;
+    const queued = { afterCommit: ctx.afterCommit.length, notifications: ctx.notifications.length };
     await exec(`SAVEPOINT ${name}`);
     try {
       const result = await fn();
@@ -131,6 +140,8 @@ export class Transactions<C> {
     } catch (e) {
       await exec(`ROLLBACK TO SAVEPOINT ${name}`);
       await exec(`RELEASE SAVEPOINT ${name}`);
+      ctx.afterCommit.length = queued.afterCommit;
+      ctx.notifications.length = queued.notifications;
       throw e;
     } finally {
       ctx.depth -= 1;

@@ -24,6 +24,19 @@ const STEP_FIELDS: ModelFields = {
 };
 const STEP_COLUMNS = sql.raw('id, execution_id, time_updated, role, name, result, error, server_id, time_started, time_finished');
 
+/** Which event of an execution: the runner's sequence number of it. */
+export interface EventKey {
+  readonly executionId: string;
+  readonly seq: number;
+}
+
+/** A chunk of an execution's log, at its offset. */
+export interface LogChunkInput {
+  readonly executionId: string;
+  readonly offset: number;
+  readonly text: string;
+}
+
 /** A step as the runner reports it. */
 export interface StepInput {
   readonly role: string;
@@ -83,12 +96,26 @@ export class ExecutionEventsRepository {
 
   /** Stores a step once per `(execution, seq)`; true when it was new. */
   async addStep(executionId: string, seq: number, step: StepInput, nowS: number): Promise<boolean> {
-    const changed = await this.db.run(sql`
+    return (await this.addSteps([{ ...step, executionId, seq }], nowS)).length === 1;
+  }
+
+  /**
+   * Stores steps, each once per `(execution, seq)`, in one statement; returns the keys of
+   * those that were new.
+   */
+  async addSteps(steps: readonly (StepInput & EventKey)[], nowS: number): Promise<EventKey[]> {
+    if (steps.length === 0) return [];
+    const rows = sql.join(
+      steps.map(
+        (s) => sql`(${s.executionId}, ${s.seq}, ${randomUUID()}, ${nowS}, ${s.role}, ${s.name}, ${s.result}, ${JSON.stringify(s.error)},
+          ${s.serverId}, ${s.timeStarted}, ${s.timeFinished})`,
+      ),
+      sql`, `,
+    );
+    return this.db.all<EventKey>(sql`
       INSERT INTO execution_steps (execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished)
-      VALUES (${executionId}, ${seq}, ${randomUUID()}, ${nowS}, ${step.role}, ${step.name}, ${step.result}, ${JSON.stringify(step.error)},
-              ${step.serverId}, ${step.timeStarted}, ${step.timeFinished})
-      ON CONFLICT (execution_id, seq) DO NOTHING`);
-    return changed === 1;
+      VALUES ${rows}
+      ON CONFLICT (execution_id, seq) DO NOTHING RETURNING execution_id AS "executionId", seq`);
   }
 
   /** A page of the steps of an execution, as step models. */
@@ -189,22 +216,40 @@ export class ExecutionEventsRepository {
     return (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM execution_artifacts WHERE execution_id = ${executionId}`))?.n ?? 0;
   }
 
-  /** The files of an execution, by name. */
-  listArtifacts(executionId: string): Promise<{ name: string; content: string }[]> {
-    return this.db.all(sql`SELECT name, content FROM execution_artifacts WHERE execution_id = ${executionId} ORDER BY name`);
-  }
-
   /** Forgets the files of an execution (at its end). */
   async removeArtifacts(executionId: string): Promise<void> {
     await this.db.run(sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId}`);
   }
 
+  /** Forgets the files of an execution (at its end) and returns them, by name. */
+  async takeArtifacts(executionId: string): Promise<{ name: string; content: string }[]> {
+    const files = await this.db.all<{ name: string; content: string }>(
+      sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId} RETURNING name, content`,
+    );
+    return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
   /** Stores a log chunk once per `(execution, offset)`; true when it was new. */
   async appendLog(executionId: string, offset: number, text: string): Promise<boolean> {
-    const changed = await this.db.run(sql`
-      INSERT INTO execution_log_chunks (execution_id, "offset", text) VALUES (${executionId}, ${offset}, ${text})
-      ON CONFLICT (execution_id, "offset") DO NOTHING`);
-    return changed === 1;
+    return (await this.appendLogs([{ executionId, offset, text }])).length === 1;
+  }
+
+  /**
+   * Stores log chunks, each once per `(execution, offset)`, in one statement; returns those
+   * that were new.
+   */
+  async appendLogs(chunks: readonly LogChunkInput[]): Promise<LogChunkInput[]> {
+    if (chunks.length === 0) return [];
+    const rows = sql.join(
+      chunks.map((c) => sql`(${c.executionId}, ${c.offset}, ${c.text})`),
+      sql`, `,
+    );
+    const added = await this.db.all<{ executionId: string; offset: number }>(sql`
+      INSERT INTO execution_log_chunks (execution_id, "offset", text) VALUES ${rows}
+      ON CONFLICT (execution_id, "offset") DO NOTHING RETURNING execution_id AS "executionId", "offset"`);
+    const stored = new Set(added.map((a) => `${a.offset} ${a.executionId}`));
+    // A chunk sent twice in one batch is stored once, and counted once.
+    return chunks.filter((c) => stored.delete(`${c.offset} ${c.executionId}`));
   }
 
   /**

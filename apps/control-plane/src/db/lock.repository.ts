@@ -33,29 +33,33 @@ export class LockRepository {
   }
 
   /**
-   * Locks every server for the execution at once, or none: false when any of them holds an
-   * unexpired lock. The caller holds the transaction. On PostgreSQL the rows of expired
-   * locks are deleted and the new ones inserted under the servers' primary keys, so two
-   * replicas locking one server at once cannot both succeed: the second insert waits for the
-   * first transaction and then finds the row (`ON CONFLICT DO NOTHING` inserts fewer rows).
+   * Locks every server for the execution at once, or throws `LockConflict` when any of them
+   * holds an unexpired lock: the caller holds the transaction, which must then roll back.
+   * The locks are rows under the servers' primary keys (an expired one is overwritten), so
+   * two replicas locking one server at once cannot both succeed: the second insert waits for
+   * the first transaction, then finds its unexpired row and counts it as not taken.
    */
-  async lockAll(serverIds: readonly string[], executionId: string, owner: string, expiresAt: number, nowMs: number): Promise<boolean> {
-    if (serverIds.length === 0) return true;
-    const ids = idList(serverIds);
-    const taken = await this.db.get<{ n: number }>(
-      sql`SELECT count(*) AS n FROM server_locks WHERE server_id IN (${ids}) AND expires_at > ${nowMs}`,
-    );
-    if ((taken?.n ?? 0) > 0) return false;
-    await this.db.run(sql`DELETE FROM server_locks WHERE server_id IN (${ids}) AND expires_at <= ${nowMs}`);
+  async lockAll(serverIds: readonly string[], executionId: string, owner: string, expiresAt: number, nowMs: number): Promise<void> {
+    if (serverIds.length === 0) return;
     const values = sql.join(
       serverIds.map((serverId) => sql`(${serverId}, ${executionId}, ${owner}, ${expiresAt})`),
       sql`, `,
     );
-    const inserted = await this.db.run(
-      sql`INSERT INTO server_locks (server_id, execution_id, owner, expires_at) VALUES ${values} ON CONFLICT (server_id) DO NOTHING`,
+    // A server's expired lock is taken over in place; an unexpired one stays, and counts no row.
+    const taken = await this.db.run(sql`
+      INSERT INTO server_locks (server_id, execution_id, owner, expires_at) VALUES ${values}
+      ON CONFLICT (server_id) DO UPDATE SET execution_id = excluded.execution_id, owner = excluded.owner, expires_at = excluded.expires_at
+      WHERE server_locks.expires_at <= ${nowMs}`);
+    if (taken !== serverIds.length) throw new LockConflict();
+  }
+
+  /** Which of these servers hold an unexpired lock. */
+  async lockedAmong(serverIds: readonly string[], nowMs: number): Promise<string[]> {
+    if (serverIds.length === 0) return [];
+    const rows = await this.db.all<{ serverId: string }>(
+      sql`SELECT server_id AS "serverId" FROM server_locks WHERE server_id IN (${idList(serverIds)}) AND expires_at > ${nowMs}`,
     );
-    if (inserted !== serverIds.length) throw new LockConflict();
-    return true;
+    return rows.map((r) => r.serverId);
   }
 
   /** Extends every lease of an owner; returns how many. */
@@ -88,8 +92,8 @@ export class LockRepository {
 }
 
 /**
- * Another transaction locked one of the servers between the check and the insert (another
- * replica): the caller's transaction is rolled back, and the execution stays queued.
+ * A server is locked already, or another transaction (another replica) locked it meanwhile:
+ * the caller's transaction is rolled back, and the execution stays queued.
  */
 export class LockConflict extends Error {
   constructor() {

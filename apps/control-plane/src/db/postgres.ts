@@ -35,6 +35,25 @@ export interface PostgresOptions {
   readonly applicationName?: string;
 }
 
+/** The most statements prepared (`statementName`): each connection keeps them as long as it lives. */
+const PREPARED_MAX = 500;
+const prepared = new Map<string, string>();
+
+/**
+ * The name under which a statement is prepared on each connection, so that PostgreSQL
+ * parses and plans it once per connection instead of at every call: the statements of the
+ * engine, repositories and services repeat with other parameters. The first `PREPARED_MAX`
+ * texts seen get a name; later ones run unnamed (a list's filter a user wrote once).
+ */
+function statementName(text: string): string | undefined {
+  let name = prepared.get(text);
+  if (name === undefined && prepared.size < PREPARED_MAX) {
+    name = `carapace_${prepared.size}`;
+    prepared.set(text, name);
+  }
+  return name;
+}
+
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
 }
@@ -49,11 +68,14 @@ export class PostgresDatabase implements Database {
   readonly dialect = 'postgres';
   private readonly dialectImpl = new PgDialect();
   private readonly tx = new Transactions<pg.PoolClient>();
-  private readonly budgets = new AsyncLocalStorage<{ ms: number }>();
+  /** The budget of the statements run now, and the pool whose connections enforce it when they run outside a transaction. */
+  private readonly budgets = new AsyncLocalStorage<{ ms: number; pool: pg.Pool | null }>();
+  /** Pools of connections opened with `statement_timeout` set, by budget (`withBudget`). */
+  private readonly budgetPools = new Map<number, pg.Pool>();
 
   private constructor(
     readonly pool: pg.Pool,
-    private readonly url: string,
+    private readonly options: PostgresOptions,
   ) {}
 
   /** Connects to the database at `options.url` and applies the committed migrations. */
@@ -82,12 +104,12 @@ export class PostgresDatabase implements Database {
       await pool.end();
       throw e;
     }
-    return new PostgresDatabase(pool, options.url);
+    return new PostgresDatabase(pool, options);
   }
 
   /** How to open a connection of its own to this database (the bus listens on one). */
   connectionOptions(): pg.ClientConfig {
-    return { connectionString: this.url, types };
+    return { connectionString: this.options.url, types };
   }
 
   async all<T>(query: SQL): Promise<T[]> {
@@ -122,12 +144,20 @@ export class PostgresDatabase implements Database {
     }
   }
 
+  /**
+   * Outside a transaction, each statement of `fn` runs on a connection of a pool opened with
+   * `statement_timeout` set to the budget: one round trip, as a statement without a budget
+   * (a list reads a page and its count: each has the budget). Inside one, the budget is set
+   * for a savepoint (`set_config(…, true)`) and put back after it.
+   */
   async withBudget<T>(ms: number, fn: () => Promise<T>): Promise<T> {
     if (this.budgets.getStore()) return fn();
-    return this.budgets.run({ ms }, () =>
+    const budget = Math.max(1, Math.floor(ms));
+    if (!this.tx.current()) return this.budgets.run({ ms, pool: this.budgetPool(budget) }, fn);
+    return this.budgets.run({ ms, pool: null }, () =>
       this.transaction(async () => {
         const previous = await this.get<{ v: string }>(sql`SELECT current_setting('statement_timeout') AS v`);
-        await this.run(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.floor(ms)))}, true)`);
+        await this.run(sql`SELECT set_config('statement_timeout', ${String(budget)}, true)`);
         const result = await fn();
         await this.run(sql`SELECT set_config('statement_timeout', ${previous?.v ?? '0'}, true)`);
         return result;
@@ -143,8 +173,36 @@ export class PostgresDatabase implements Database {
     return ['id_version', 'latest', 'pkey'].includes(field) ? 'id' : field;
   }
 
+  /**
+   * Sends `pg_notify(channel, payload)` when the caller's transaction commits, with the
+   * others it sends (in the round trip of its `COMMIT`); at once when there is none.
+   */
+  async notify(channel: string, payload: string): Promise<void> {
+    const ctx = this.tx.current();
+    if (ctx) ctx.notifications.push([channel, payload]);
+    else await this.run(sql`SELECT pg_notify(${channel}, ${payload})`);
+  }
+
   async close(): Promise<void> {
-    await this.pool.end();
+    const pools = [this.pool, ...this.budgetPools.values()];
+    this.budgetPools.clear();
+    await Promise.all(pools.map((p) => p.end()));
+  }
+
+  private budgetPool(ms: number): pg.Pool {
+    let pool = this.budgetPools.get(ms);
+    if (!pool) {
+      pool = new pg.Pool({
+        connectionString: this.options.url,
+        max: Math.max(2, Math.ceil(this.options.poolSize / 2)),
+        types,
+        application_name: this.options.applicationName ?? 'carapace-control-plane',
+        statement_timeout: ms,
+      });
+      pool.on('error', () => undefined);
+      this.budgetPools.set(ms, pool);
+    }
+    return pool;
   }
 
   private async transactionOnce<T>(fn: () => Promise<T>): Promise<T> {
@@ -154,7 +212,10 @@ export class PostgresDatabase implements Database {
     try {
       await client.query('BEGIN');
       result = await this.tx.run(ctx, fn);
-      await client.query('COMMIT');
+      // The transaction's messages and its commit in one round trip (the simple protocol
+      // takes several statements; the literals are escaped by the driver).
+      const notifies = ctx.notifications.map(([channel, payload]) => `pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
+      await client.query(notifies.length ? `SELECT ${notifies.join(', ')}; COMMIT` : 'COMMIT');
     } catch (e) {
       this.tx.end(ctx, false);
       try {
@@ -172,9 +233,11 @@ export class PostgresDatabase implements Database {
 
   private async execute(query: SQL): Promise<pg.QueryResult> {
     const { sql: text, params } = this.dialectImpl.sqlToQuery(query);
-    const target = this.tx.current()?.connection ?? this.pool;
+    const target = this.tx.current()?.connection ?? this.budgets.getStore()?.pool ?? this.pool;
     try {
-      return await target.query(text, params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)));
+      const values = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+      const name = statementName(text);
+      return await target.query(name ? { name, text, values } : { text, values });
     } catch (e) {
       const budget = this.budgets.getStore();
       if (budget && errorCode(e) === QUERY_CANCELED) throw new QueryBudgetExceeded(budget.ms);

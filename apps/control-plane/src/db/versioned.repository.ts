@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
-import { changeCounters, type ChangeCounters } from './change-counter.js';
+import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
 import { atomically, QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
 import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
 import { SqliteDatabase } from './sqlite.js';
@@ -67,6 +67,9 @@ export class VersionedRepository<D> {
   /** The change count the entries of `latest` were read at. */
   private latestAt = -1;
   private readonly latestMax: number;
+  /** Versions read by `getVersion`, by `id@version`, when enabled (`options.cacheVersions`). */
+  private readonly versions: Map<string, Stored<D>> | null;
+  private readonly versionsMax: number;
 
   /**
    * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
@@ -74,12 +77,15 @@ export class VersionedRepository<D> {
    * the table empties it (see `ChangeCounters`), and nothing read inside a transaction is
    * kept (it may be rolled back). Models handed out from it are frozen. `options.limits`
    * bounds list queries and stored documents (`DEFAULT_LIMITS` when not given).
+   * `options.cacheVersions` (a number of versions) keeps the versions `getVersion` read, for
+   * tables whose versions are read again and again (a configuration by each of its runs): a
+   * version, once committed, never changes.
    */
   constructor(
     private readonly db: Database,
     table: VersionedTable,
     readonly fields: ModelFields,
-    options: { cacheLatest?: number; limits?: RepositoryLimits } = {},
+    options: { cacheLatest?: number; cacheVersions?: number; limits?: RepositoryLimits } = {},
   ) {
     this.limits = options.limits ?? DEFAULT_LIMITS;
     this.name = getTableName(table);
@@ -87,6 +93,8 @@ export class VersionedRepository<D> {
     this.changes = changeCounters(db);
     this.latestMax = options.cacheLatest ?? 0;
     this.latest = this.latestMax > 0 ? new Map() : null;
+    this.versionsMax = options.cacheVersions ?? 0;
+    this.versions = this.versionsMax > 0 ? new Map() : null;
   }
 
   /** The latest version of a model, deleted or not. */
@@ -155,10 +163,22 @@ export class VersionedRepository<D> {
     return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
   }
 
-  /** One version of a model. */
+  /** One version of a model (frozen when it comes from the cache, see `options.cacheVersions`). */
   async getVersion(id: string, version: number): Promise<Stored<D> | undefined> {
+    const key = `${id}@${version}`;
+    const cached = this.versions?.get(key);
+    if (cached) return cached;
     const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND version = ${version}`);
-    return row && this.fromRow(row);
+    const model = row && this.fromRow(row);
+    // Read inside a transaction, it may be a version that transaction wrote and rolls back.
+    if (!model || !this.versions || this.db.inTransaction()) return model;
+    if (this.versions.size >= this.versionsMax) {
+      const oldest = this.versions.keys().next();
+      if (!oldest.done) this.versions.delete(oldest.value);
+    }
+    Object.freeze(model.data);
+    this.versions.set(key, Object.freeze(model));
+    return model;
   }
 
   /**
@@ -346,11 +366,7 @@ export class VersionedRepository<D> {
       initiator_id: initiatorId,
       data: change.data ?? latest.data,
     };
-    await atomically(this.db, async () => {
-      await this.changes.bump(this.name);
-      await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id = ${latest.id} AND is_latest = 1`);
-      await this.insert(next);
-    });
+    await this.insert(next, latest.id);
     return next;
   }
 
@@ -364,7 +380,13 @@ export class VersionedRepository<D> {
     return this.db.transaction(fn);
   }
 
-  private async insert(model: Stored<D>): Promise<void> {
+  /**
+   * Stores a version as the latest; `previous` (an id) is the model whose latest version it
+   * replaces, unmarked in the same statement on PostgreSQL: the `UPDATE` runs first, as the
+   * `INSERT` reads its count, and the partial unique index on the latest version of an id
+   * sees the row this transaction unmarked as gone.
+   */
+  private async insert(model: Stored<D>, previous?: string): Promise<void> {
     if (nestsDeeper(model.data, MAX_DATA_DEPTH)) {
       throw invalidJson(`The data of a model may nest at most ${MAX_DATA_DEPTH} levels of objects and arrays.`);
     }
@@ -380,14 +402,31 @@ export class VersionedRepository<D> {
         `The data of a model is at most ${this.limits.maxDataBytes} bytes as JSON; this one is ${bytes} bytes.`,
       );
     }
+    const values = sql`${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text}`;
+    const columns = sql.raw('id, version, time_updated, time_deleted, initiator_id, is_latest, data');
+    const store = async () => {
+      if (previous === undefined) {
+        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) VALUES (${values})`);
+      } else if (this.db.dialect === 'postgres') {
+        await this.db.run(sql`
+          WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id = ${previous} AND is_latest = 1 RETURNING 1)
+          INSERT INTO ${this.table} (${columns}) SELECT ${values} FROM (SELECT count(*) FROM unmarked) AS n`);
+      } else {
+        await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id = ${previous} AND is_latest = 1`);
+        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) VALUES (${values})`);
+      }
+    };
     try {
-      // The count and the row in one transaction: a replica that reads the new count reads the row.
-      await atomically(this.db, async () => {
-        await this.changes.bump(this.name);
-        await this.db.run(
-          sql`INSERT INTO ${this.table} (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text})`,
-        );
-      });
+      // The count and the row in one transaction: a replica that reads the new count reads
+      // the row. A table nobody counts needs no transaction for one statement.
+      if (COUNTED_TABLES.has(this.name) || previous !== undefined) {
+        await atomically(this.db, async () => {
+          await this.changes.bump(this.name);
+          await store();
+        });
+      } else {
+        await store();
+      }
     } catch (e) {
       const field = this.db.uniqueViolation(e);
       if (field !== null) throw new UniqueViolation(field);

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { ARTIFACT_LIMITS, grpc, type ControlMessage, type Hello, type RunArtifact, type RunnerMessage__Output, type RunResult } from '@carapace/protocol';
 import type { Dispatch } from '../services/dispatch.js';
-import type { ExecutionEngine } from '../services/execution-engine.js';
+import type { LogChunkInput } from '../db/execution-events.repository.js';
+import type { ExecutionEngine, StepReport } from '../services/execution-engine.js';
 import { assertNever } from '../services/execution-state.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
 import type { RunnerService, RunnerSession } from '../services/runner.service.js';
@@ -44,6 +45,24 @@ interface Stream {
  * runner cannot outrun the database.
  */
 const INBOX_HIGH = 256;
+
+/** The most steps and log chunks stored together, and about the most bytes of log text. */
+const EVENT_BATCH_MAX = 256;
+const EVENT_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Takes the steps and log chunks at the head of `inbox` (at least one message, whatever it is). */
+function takeEvents(inbox: RunnerMessage__Output[]): RunnerMessage__Output[] {
+  let n = 0;
+  let bytes = 0;
+  while (n < inbox.length && n < EVENT_BATCH_MAX) {
+    const message = inbox[n] as RunnerMessage__Output;
+    if (message.body !== 'step' && message.body !== 'log') break;
+    bytes += message.log?.text.length ?? 0;
+    if (n > 0 && bytes > EVENT_BATCH_BYTES) break;
+    n += 1;
+  }
+  return inbox.splice(0, Math.max(1, n));
+}
 
 /**
  * The control plane's side of `RunnerService.Connect`: authenticates runners, keeps one
@@ -134,18 +153,21 @@ export class RunnerGateway {
       call.emit('error', { code, details });
     };
 
-    let inbox = Promise.resolve();
-    let queued = 0;
+    const inbox: RunnerMessage__Output[] = [];
+    let draining = false;
+    let paused = false;
     let failed = false;
-    const receive = async (message: RunnerMessage__Output) => {
+    const receive = async (messages: readonly RunnerMessage__Output[]) => {
       if (failed) return;
       try {
         if (!session) {
-          if (message.body !== 'hello' || !message.hello) throw new ProtocolError('the first message must be hello');
+          const message = messages[0];
+          if (messages.length !== 1 || message?.body !== 'hello' || !message.hello) throw new ProtocolError('the first message must be hello');
           session = await this.hello(call, name, message.hello, peer);
           return;
         }
-        await this.handle(name, session, message);
+        if (messages.length === 1) await this.handle(name, session, messages[0] as RunnerMessage__Output);
+        else await this.events(name, session, messages);
       } catch (err) {
         failed = true;
         if (err instanceof ProtocolError) fail(grpc.status.INVALID_ARGUMENT, err.message);
@@ -155,14 +177,26 @@ export class RunnerGateway {
         }
       }
     };
+    // One message after the other; steps and log chunks waiting together are stored together.
+    const drain = async () => {
+      draining = true;
+      while (inbox.length > 0) {
+        const batch = session ? takeEvents(inbox) : inbox.splice(0, 1);
+        await receive(batch);
+        if (paused && inbox.length <= INBOX_HIGH / 2) {
+          paused = false;
+          call.resume();
+        }
+      }
+      draining = false;
+    };
     call.on('data', (message: RunnerMessage__Output) => {
-      queued += 1;
-      if (queued >= INBOX_HIGH) call.pause();
-      inbox = inbox.then(async () => {
-        await receive(message);
-        queued -= 1;
-        if (queued === INBOX_HIGH / 2) call.resume();
-      });
+      inbox.push(message);
+      if (inbox.length >= INBOX_HIGH && !paused) {
+        paused = true;
+        call.pause();
+      }
+      if (!draining) void drain();
     });
     const gone = (why: string) => {
       if (!session) return;
@@ -212,20 +246,8 @@ export class RunnerGateway {
         await this.engine.heartbeat(name);
         return;
       case 'step':
-        if (message.step) {
-          const { executionId, seq, report } = decodeStep(message.step);
-          if (await this.holds(name, executionId)) await this.engine.recordStep(executionId, seq, report);
-          this.ack(name, executionId, seq);
-        }
-        return;
       case 'log':
-        if (message.log) {
-          const { executionId, seq, offset, text } = decodeLogChunk(message.log);
-          if ((await this.holds(name, executionId)) && text.length > 0 && (await this.engine.appendLog(executionId, offset, text))) {
-            this.options.metrics?.logBytes.inc(Buffer.byteLength(text));
-          }
-          this.ack(name, executionId, seq);
-        }
+        await this.events(name, session, [message]);
         return;
       case 'artifact':
         if (message.artifact) await this.artifact(name, message.artifact);
@@ -250,6 +272,38 @@ export class RunnerGateway {
         this.log.warn({ runner: name }, 'ignored a runner message of a kind this control plane does not know');
         return;
     }
+  }
+
+  /**
+   * Steps and log chunks, stored in one statement each and then acknowledged. A message that
+   * does not decode ends the stream (ProtocolError) after those before it are stored.
+   */
+  private async events(name: string, session: RunnerSession, messages: readonly RunnerMessage__Output[]): Promise<void> {
+    if (!this.runners.isCurrent(name, session.sessionId)) return;
+    const steps: { executionId: string; seq: number; report: StepReport }[] = [];
+    const logs: LogChunkInput[] = [];
+    const acks: [executionId: string, seq: number][] = [];
+    let refused: unknown = null;
+    for (const message of messages) {
+      try {
+        if (message.body === 'step' && message.step) {
+          const { executionId, seq, report } = decodeStep(message.step);
+          if (await this.holds(name, executionId)) steps.push({ executionId, seq, report });
+          acks.push([executionId, seq]);
+        } else if (message.body === 'log' && message.log) {
+          const { executionId, seq, offset, text } = decodeLogChunk(message.log);
+          if ((await this.holds(name, executionId)) && text.length > 0) logs.push({ executionId, offset, text });
+          acks.push([executionId, seq]);
+        }
+      } catch (err) {
+        refused = err;
+        break;
+      }
+    }
+    const { logBytes } = await this.engine.recordEvents(steps, logs);
+    if (logBytes > 0) this.options.metrics?.logBytes.inc(logBytes);
+    for (const [executionId, seq] of acks) this.ack(name, executionId, seq);
+    if (refused) throw refused;
   }
 
   // A file of the run, stored (never logged) until the result says whether it is used.

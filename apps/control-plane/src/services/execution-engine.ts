@@ -2,7 +2,7 @@ import type { ClusterData, ExecutionData, ExecutionState, PlaybookConfigurationD
 import { getPlugin, type PlaybookConfiguration } from '@carapace/playbooks';
 import type { Bus } from '../db/bus.js';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
-import type { ExecutionEventsRepository, StepInput } from '../db/execution-events.repository.js';
+import type { EventKey, ExecutionEventsRepository, LogChunkInput, StepInput } from '../db/execution-events.repository.js';
 import { LockConflict, type LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
@@ -161,6 +161,8 @@ export class ExecutionEngine {
         sortBy: JSON.stringify({ time_created: 1 }),
         withoutTotal: true,
       });
+      // Servers busy now: their executions wait without a transaction each.
+      for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))], nowMs)) reserved.add(id);
       for (const candidate of queued) {
         if (left === 0) break;
         const ids = candidate.data.server_ids;
@@ -199,7 +201,7 @@ export class ExecutionEngine {
         // Another replica handing it out right now: skipped, not waited for.
         const latest = await this.executions.tryGetForUpdate(executionId);
         if (latest?.data.state !== 'created') return null;
-        if (!(await this.locks.lockAll(serverIds, executionId, runnerId, nowMs + this.leaseTimeoutMs, nowMs))) return null;
+        await this.locks.lockAll(serverIds, executionId, runnerId, nowMs + this.leaseTimeoutMs, nowMs);
         return this.append(latest, 'started', { time_started: Math.floor(nowMs / 1000), runner_id: runnerId }, null);
       });
     } catch (e) {
@@ -243,18 +245,34 @@ export class ExecutionEngine {
 
   /** Stores a step once; maps the step's host to its server. */
   async recordStep(executionId: string, seq: number, report: StepReport): Promise<boolean> {
-    const { host, ...rest } = report;
-    const step: StepInput = { ...rest, serverId: await this.serverIdOf(executionId, host) };
-    const added = await this.eventsRepo.addStep(executionId, seq, step, Math.floor(this.clock.nowMs() / 1000));
-    if (added) await this.publishEvent({ executionId, kind: 'step' });
-    return added;
+    return (await this.recordEvents([{ executionId, seq, report }], [])).steps === 1;
   }
 
   /** Stores a log chunk once. */
   async appendLog(executionId: string, offset: number, text: string): Promise<boolean> {
-    const added = await this.eventsRepo.appendLog(executionId, offset, text);
-    if (added) await this.publishEvent({ executionId, kind: 'log' });
-    return added;
+    return (await this.recordEvents([], [{ executionId, offset, text }])).logs === 1;
+  }
+
+  /**
+   * Stores what runners reported, each step and log chunk once (one statement for the steps,
+   * one for the chunks), and tells followers of each execution that gained some. Returns how
+   * many were new, and the bytes of the new chunks.
+   */
+  async recordEvents(
+    steps: readonly { executionId: string; seq: number; report: StepReport }[],
+    logs: readonly LogChunkInput[],
+  ): Promise<{ steps: number; logs: number; logBytes: number }> {
+    const inputs: (StepInput & EventKey)[] = [];
+    for (const { executionId, seq, report } of steps) {
+      const { host, ...rest } = report;
+      inputs.push({ ...rest, executionId, seq, serverId: await this.serverIdOf(executionId, host) });
+    }
+    const nowS = Math.floor(this.clock.nowMs() / 1000);
+    const addedSteps = await this.eventsRepo.addSteps(inputs, nowS);
+    const addedLogs = await this.eventsRepo.appendLogs(logs);
+    for (const id of new Set(addedSteps.map((k) => k.executionId))) await this.publishEvent({ executionId: id, kind: 'step' });
+    for (const id of new Set(addedLogs.map((c) => c.executionId))) await this.publishEvent({ executionId: id, kind: 'log' });
+    return { steps: addedSteps.length, logs: addedLogs.length, logBytes: addedLogs.reduce((n, c) => n + Buffer.byteLength(c.text), 0) };
   }
 
   /**
@@ -295,9 +313,9 @@ export class ExecutionEngine {
       const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' && !selfCanceled ? 'canceled' : 'failed';
       const why = selfCanceled ? `runner ${latest.data.runner_id ?? 'unknown'} stopped the run: ${reason ?? 'no reason given'}` : reason;
       const done = await this.append(latest, to, { time_finished: nowS, reason: why }, null);
-      if (to === 'completed') await this.applyEffects(done, nowS);
-      // the run's files served their purpose (or the run did not complete): none stays
-      await this.eventsRepo.removeArtifacts(executionId);
+      // the run's files serve its effects (when it completed), then none stays
+      const artifacts = await this.eventsRepo.takeArtifacts(executionId);
+      if (to === 'completed') await this.applyEffects(done, artifacts, nowS);
       await this.locks.release(executionId);
       await this.bus.publish('work');
       return done;
@@ -419,13 +437,13 @@ export class ExecutionEngine {
     return next;
   }
 
-  private async applyEffects(execution: Stored<ExecutionData>, nowS: number): Promise<void> {
+  /** Applies what a completed run did to its cluster and servers; the caller holds the transaction. */
+  private async applyEffects(execution: Stored<ExecutionData>, artifacts: readonly { name: string; content: string }[], nowS: number): Promise<void> {
     const plugin = getPlugin(execution.data.playbook_configuration.playbook_name);
     const cluster = await this.clusterRepo.getForUpdate(execution.data.cluster_id);
     const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
     if (!plugin || !cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
     const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
-    const artifacts = await this.eventsRepo.listArtifacts(execution.id);
     const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration, artifacts);
     if (effect.files) {
       await this.files.removeAll(cluster.id);
@@ -433,9 +451,8 @@ export class ExecutionEngine {
     }
     for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
     for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
-    const latest = await this.clusterRepo.getForUpdate(cluster.id);
-    if (!latest) return;
-    const updated = await this.clusterRepo.append(latest, { data: { ...latest.data, configuration: effect.configuration } }, null, nowS);
+    // The cluster stays locked (`getForUpdate` above) until the transaction ends: `cluster` is its latest version.
+    const updated = await this.clusterRepo.append(cluster, { data: { ...cluster.data, configuration: effect.configuration } }, null, nowS);
     if (effect.deleteCluster) {
       await this.clusterRepo.append(updated, { time_deleted: nowS }, null, nowS);
       await this.files.removeAll(cluster.id);

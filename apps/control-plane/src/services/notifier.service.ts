@@ -106,6 +106,7 @@ export class ExecutionNotifier {
    * transaction and awaits this within it. Never rejects: a failure is logged.
    */
   async executionEnded(execution: Stored<ExecutionData>): Promise<void> {
+    if (!this.anyTargets(execution.data.state)) return;
     try {
       // a savepoint: a notification that cannot be queued is logged, and never undoes the end
       await this.sources.atomically(() => this.queue(execution));
@@ -127,6 +128,14 @@ export class ExecutionNotifier {
     const mail = this.mail(notice);
     for (const to of targets.emails) await this.mailer.send({ to, ...mail });
     this.log.info({ executionId: execution.id, event: notice.event, emails: targets.emails.length, webhooks: targets.webhooks.length }, 'execution end notified');
+  }
+
+  /** Whether any target might ask for this end (none configured: nothing to read or queue). */
+  private anyTargets(state: string): boolean {
+    if (!(NOTIFICATION_EVENTS as readonly string[]).includes(state)) return false;
+    if (Object.keys(this.config.notifications.clusters).length > 0) return true;
+    const global = this.targets(state as NotificationEvent, '', null);
+    return global.emails.length > 0 || global.webhooks.length > 0;
   }
 
   /** The global targets and the cluster's that ask for `event`, each address and URL once. */
