@@ -283,7 +283,7 @@ export class RunnerGateway {
     const steps: { executionId: string; seq: number; report: StepReport }[] = [];
     const logs: LogChunkInput[] = [];
     const acks: [executionId: string, seq: number][] = [];
-    let refused: unknown = null;
+    let refused: Error | null = null;
     for (const message of messages) {
       try {
         if (message.body === 'step' && message.step) {
@@ -296,7 +296,7 @@ export class RunnerGateway {
           acks.push([executionId, seq]);
         }
       } catch (err) {
-        refused = err;
+        refused = err instanceof Error ? err : new Error(String(err));
         break;
       }
     }
