@@ -221,7 +221,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     async startBackground() {
       await outbox?.resume();
       webhooks.resume();
-      const extended = await engine.extendLeasesAtStart();
+      const extended = await engine.extendLeasesAtStart(replica, config.grpc.heartbeatIntervalMs);
       if (extended) logger.info({ leases: extended }, 'leases of running executions extended while their runners reconnect');
       let sweeping = false;
       const timer = setInterval(() => {

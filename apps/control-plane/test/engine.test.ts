@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from '@carapace/test-support/harness';
+import { RunnerSessionRepository } from '../src/db/runner-session.repository.js';
 import { addServer } from '@carapace/test-support/facts';
 
 describe('execution engine: queue, locks and leases', () => {
@@ -99,13 +100,38 @@ describe('execution engine: queue, locks and leases', () => {
     expect((await engine().claim('patient', 5)).map((x) => x.execution.id)).toEqual([running]);
     // The control plane was down for longer than the lease: nobody could renew it.
     h.clock.advance(45);
-    expect(await engine().extendLeasesAtStart()).toBe(1);
+    expect(await engine().extendLeasesAtStart('this-replica', 5000)).toBe(1);
     expect(await engine().sweep()).toEqual([]);
     expect(await state(running)).toBe('started');
     // A runner that does not come back still loses its leases.
     h.clock.advance(31);
     expect(await engine().sweep()).toEqual([running]);
     expect(await state(running)).toBe('failed');
+  });
+
+  it('at start, leaves alone the leases of runners another replica hears from', async () => {
+    const [s1, s2] = [await addServer(h), await addServer(h)];
+    const orphan = await queue([s1.id]);
+    const elsewhere = await queue([s2.id]);
+    expect((await engine().claim('orphaned', 1)).map((x) => x.execution.id)).toEqual([orphan]);
+    expect((await engine().claim('connected-elsewhere', 1)).map((x) => x.execution.id)).toEqual([elsewhere]);
+    h.clock.advance(20);
+    // Another replica holds the stream of one runner, and heard its last heartbeat just now;
+    // a session this replica's predecessor held, silent for longer, counts for nothing.
+    const sessions = new RunnerSessionRepository(h.db);
+    const session = { sessionId: 's', version: 'test', labels: {}, slots: 1, connectedAtMs: 0, peer: 'p', sshPublicKey: '' };
+    await sessions.put({ ...session, name: 'connected-elsewhere', replica: 'other-replica', lastHeartbeatMs: h.clock.nowMs() });
+    await sessions.put({ ...session, name: 'orphaned', replica: 'dead-replica', lastHeartbeatMs: h.clock.nowMs() - 11_000 });
+    expect(await engine().extendLeasesAtStart('this-replica', 5000)).toBe(1);
+    // 35 s after the claims: the lease the other replica renews (it does not here) ran out;
+    // the orphan's has another 15 s.
+    h.clock.advance(15);
+    expect(await engine().sweep()).toEqual([elsewhere]);
+    expect(await state(orphan)).toBe('started');
+    h.clock.advance(16);
+    expect(await engine().sweep()).toEqual([orphan]);
+    await sessions.remove('connected-elsewhere', 's');
+    await sessions.remove('orphaned', 's');
   });
 
   it('keeps the lock invariants over many random executions and servers', async () => {

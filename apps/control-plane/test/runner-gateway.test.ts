@@ -219,6 +219,44 @@ describe('the runner gateway over a real gRPC server', () => {
     expect(steps.json.items[0].data.server_id).toBeTruthy();
   });
 
+  it('stores a burst of steps and log chunks each once, and what came before a malformed event in it', async () => {
+    const token = await issue('burst');
+    const e = await execution();
+    const r = runner(token);
+    r.hello('burst', { slots: 1 });
+    await r.waitFor(() => (r.assignments().includes(e.id) ? true : undefined));
+    // 300 log lines and 60 steps written at once (they wait together in the inbox), each
+    // tenth sent twice, then a step the protocol refuses.
+    let text = '';
+    let seq = 0;
+    for (let i = 0; i < 300; i++) {
+      const line = `TASK [burst : line ${i}] ok\n`;
+      const chunk = { log: { execution_id: e.id, seq: ++seq, offset: text.length, text: line } };
+      text += line;
+      r.send(chunk);
+      if (i % 10 === 0) r.send(chunk);
+      if (i % 5 === 0) {
+        const step = { step: { execution_id: e.id, seq: ++seq, host: e.serverIp, role: 'burst', name: `step ${i / 5}`, result: 'ok', error_json: '{}', time_started: i, time_finished: i } };
+        r.send(step);
+        if (i % 10 === 0) r.send(step);
+      }
+    }
+    r.send({ step: { execution_id: e.id, seq: ++seq, host: e.serverIp, role: 'burst', name: 'bad', result: 'exploded', error_json: '{}', time_started: 0, time_finished: 0 } });
+    const status = await r.waitStatus();
+    expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect((await h.request('GET', `/v1/execution/${e.id}/log/`, { token: root })).body).toBe(text);
+    const steps = await h.request('GET', `/v1/execution/${e.id}/steps/?per_page=100`, { token: root });
+    expect(steps.json.items.map((x: { data: { name: string } }) => x.data.name)).toEqual(Array.from({ length: 60 }, (_, i) => `step ${i}`));
+    const serverIds = new Set(steps.json.items.map((x: { data: { server_id: string | null } }) => x.data.server_id));
+    expect(serverIds.size).toBe(1);
+    expect([...serverIds][0]).toBeTruthy();
+    const again = runner(token);
+    again.hello('burst', { slots: 1, running: [e.id] });
+    await again.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
+    again.send({ result: { execution_id: e.id, seq: seq + 1, outcome: 'completed', reason: '' } });
+    await until(async () => (await state(e.id)) === 'completed');
+  });
+
   it('refuses malformed events with INVALID_ARGUMENT and stores nothing of them', async () => {
     const token = await issue('malformed');
     const e = await execution();

@@ -31,8 +31,11 @@ const MAX_PAYLOAD_BYTES = 7900;
  */
 export interface Bus {
   publish(channel: BusChannel, payload?: string): Promise<void>;
-  /** Calls `handler` with the payload of each message on `channel`; returns its removal. */
-  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void;
+  /**
+   * Calls `handler` with the payload of each message on `channel`, and whether this replica
+   * sent it (`here`) or another one (`elsewhere`); returns its removal.
+   */
+  subscribe(channel: BusChannel, handler: BusHandler): () => void;
   /**
    * Calls `handler` when messages may have been missed (the listening connection was lost
    * and is back): whoever waits on the bus should look again. Returns its removal.
@@ -41,11 +44,15 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/** Where a message comes from: this replica, or another one sharing the database. */
+export type BusOrigin = 'here' | 'elsewhere';
+export type BusHandler = (payload: string, from: BusOrigin) => void;
+
 class Handlers {
-  private readonly byChannel = new Map<BusChannel, Set<(payload: string) => void>>();
+  private readonly byChannel = new Map<BusChannel, Set<BusHandler>>();
   private readonly resync = new Set<() => void>();
 
-  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+  subscribe(channel: BusChannel, handler: BusHandler): () => void {
     let set = this.byChannel.get(channel);
     if (!set) {
       set = new Set();
@@ -60,10 +67,10 @@ class Handlers {
     return () => this.resync.delete(handler);
   }
 
-  deliver(channel: BusChannel, payload: string): void {
+  deliver(channel: BusChannel, payload: string, from: BusOrigin): void {
     for (const handler of [...(this.byChannel.get(channel) ?? [])]) {
       try {
-        handler(payload);
+        handler(payload, from);
       } catch {
         // A handler's failure is its own.
       }
@@ -93,10 +100,10 @@ class MemoryBus implements Bus {
 
   async publish(channel: BusChannel, payload = ''): Promise<void> {
     checkPayload(payload);
-    this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+    this.db.afterCommit(() => this.handlers.deliver(channel, payload, 'here'));
   }
 
-  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+  subscribe(channel: BusChannel, handler: BusHandler): () => void {
     return this.handlers.subscribe(channel, handler);
   }
 
@@ -145,10 +152,10 @@ class PostgresBus implements Bus {
     const text = `${this.origin}|${payload}`;
     if (this.db.inTransaction()) {
       await this.db.notify(PREFIX + channel, text);
-      this.db.afterCommit(() => this.handlers.deliver(channel, payload));
+      this.db.afterCommit(() => this.handlers.deliver(channel, payload, 'here'));
       return;
     }
-    this.handlers.deliver(channel, payload);
+    this.handlers.deliver(channel, payload, 'here');
     this.soon(PREFIX + channel, text);
   }
 
@@ -181,7 +188,7 @@ class PostgresBus implements Bus {
     await this.db.run(sql`SELECT ${calls}`).catch((err: unknown) => this.log.warn({ err, messages: batch.length }, 'could not tell the other replicas'));
   }
 
-  subscribe(channel: BusChannel, handler: (payload: string) => void): () => void {
+  subscribe(channel: BusChannel, handler: BusHandler): () => void {
     return this.handlers.subscribe(channel, handler);
   }
 
@@ -205,7 +212,7 @@ class PostgresBus implements Bus {
       const text = message.payload ?? '';
       const bar = text.indexOf('|');
       if (!channel || !CHANNELS.includes(channel) || bar < 0 || text.slice(0, bar) === this.origin) return;
-      this.handlers.deliver(channel, text.slice(bar + 1));
+      this.handlers.deliver(channel, text.slice(bar + 1), 'elsewhere');
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));

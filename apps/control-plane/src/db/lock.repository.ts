@@ -67,9 +67,15 @@ export class LockRepository {
     return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner = ${owner}`);
   }
 
-  /** Extends every lease, whoever holds it; returns how many. */
-  renewAll(expiresAt: number): Promise<number> {
-    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt}`);
+  /**
+   * Extends the leases of every runner that no other replica has heard from since
+   * `heardSinceMs` (its stream, in `runner_sessions`); returns how many. Those others hold
+   * renew their leases themselves.
+   */
+  renewUnattended(expiresAt: number, replica: string, heardSinceMs: number): Promise<number> {
+    return this.db.run(sql`
+      UPDATE server_locks SET expires_at = ${expiresAt}
+      WHERE owner NOT IN (SELECT name FROM runner_sessions WHERE replica <> ${replica} AND last_heartbeat_ms > ${heardSinceMs})`);
   }
 
   /** Extends the leases of one execution. */

@@ -29,7 +29,7 @@ const types = {
 /** What a PostgreSQL pool and its connections are asked for. */
 export interface PostgresOptions {
   readonly url: string;
-  /** The most connections the pool opens. */
+  /** The most connections the pools open together (the bus opens one more). */
   readonly poolSize: number;
   /** Names this process in `pg_stat_activity`. */
   readonly applicationName?: string;
@@ -52,6 +52,15 @@ function statementName(text: string): string | undefined {
     prepared.set(text, name);
   }
   return name;
+}
+
+/**
+ * How many of a replica's `poolSize` connections run lists under their budget (`withBudget`
+ * outside a transaction): a quarter, at least one. The others serve everything else (two at
+ * least: a pool of 2 or 3 opens one more).
+ */
+function budgetPoolSize(poolSize: number): number {
+  return Math.max(1, Math.floor(poolSize / 4));
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -82,7 +91,8 @@ export class PostgresDatabase implements Database {
   static async open(options: PostgresOptions, migrationsFolder: string): Promise<PostgresDatabase> {
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize,
+      // Two at least: a transaction must never wait for a second connection that it holds.
+      max: Math.max(2, options.poolSize - budgetPoolSize(options.poolSize)),
       types,
       application_name: options.applicationName ?? 'carapace-control-plane',
     });
@@ -95,7 +105,7 @@ export class PostgresDatabase implements Database {
       const lock = await pool.connect();
       try {
         await lock.query('SELECT pg_advisory_lock(hashtext($1))', ['carapace_migrations']);
-        await migrate(drizzle({ client: pool }), { migrationsFolder, migrationsSchema: 'public' });
+        await migrate(drizzle({ client: lock }), { migrationsFolder, migrationsSchema: 'public' });
       } finally {
         await lock.query('SELECT pg_advisory_unlock(hashtext($1))', ['carapace_migrations']).catch(() => undefined);
         lock.release();
@@ -194,7 +204,7 @@ export class PostgresDatabase implements Database {
     if (!pool) {
       pool = new pg.Pool({
         connectionString: this.options.url,
-        max: Math.max(2, Math.ceil(this.options.poolSize / 2)),
+        max: budgetPoolSize(this.options.poolSize),
         types,
         application_name: this.options.applicationName ?? 'carapace-control-plane',
         statement_timeout: ms,

@@ -42,6 +42,9 @@ interface RunningExecution {
   readonly hosts: ReadonlyMap<string, string>;
 }
 
+/** How long after another replica announced work this one looks at the queue (ms). */
+const REMOTE_WORK_DELAY_MS = 20;
+
 /** The most queued executions one read of the queue takes (a page). */
 const CLAIM_PAGE_MAX = 500;
 
@@ -80,6 +83,8 @@ export class ExecutionEngine {
   private readonly running = new Map<string, RunningExecution>();
   /** The runs each runner holds, as this replica knows them (`RunnerLoad`). */
   private readonly load = new RunnerLoad();
+  /** A look at the queue after work announced by another replica, when one is due. */
+  private remoteWork: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
@@ -93,7 +98,16 @@ export class ExecutionEngine {
     private readonly leaseTimeoutMs: number,
     private readonly bus: Bus,
   ) {
-    bus.subscribe('work', () => this.workAvailable.emit());
+    // Work another replica announced is first its own runners' (it dispatches at once): this
+    // replica looks a moment later, for what is still queued then, instead of racing it for
+    // the same executions.
+    bus.subscribe('work', (_payload, from) => {
+      if (from === 'here') this.workAvailable.emit();
+      else this.remoteWork ??= setTimeout(() => {
+        this.remoteWork = null;
+        this.workAvailable.emit();
+      }, REMOTE_WORK_DELAY_MS).unref();
+    });
     bus.subscribe('execution', (payload) => {
       const event = parseEvent(payload);
       if (!event) return;
@@ -353,12 +367,17 @@ export class ExecutionEngine {
   }
 
   /**
-   * At start: gives every lease a full lease timeout from now. While the control plane was
-   * down no runner could renew its leases, and a run that went on meanwhile must not fail
-   * for that; a runner that does not come back within the timeout still loses them.
+   * At start: gives a full lease timeout from now to the leases of every runner no other
+   * replica (`replica` is this one) has heard from in the last two heartbeats. While the
+   * control plane was down no runner could renew its leases, and a run that went on
+   * meanwhile must not fail for that; a runner that does not come back within the timeout
+   * still loses them. The runners connected to other replicas, which go on renewing their
+   * leases, keep them as they are: a replica that starts does not delay the end of a dead
+   * runner's leases.
    */
-  extendLeasesAtStart(): Promise<number> {
-    return this.locks.renewAll(this.clock.nowMs() + this.leaseTimeoutMs);
+  extendLeasesAtStart(replica: string, heartbeatIntervalMs: number): Promise<number> {
+    const nowMs = this.clock.nowMs();
+    return this.locks.renewUnattended(nowMs + this.leaseTimeoutMs, replica, nowMs - 2 * heartbeatIntervalMs);
   }
 
   /** Fails the executions whose leases expired (their runner vanished) and frees their servers. */

@@ -79,6 +79,14 @@ export class FactsScheduler {
   readonly requested = new Signal<void>();
   private readonly unsubscribe: () => void;
   private counted = 0;
+  /**
+   * Whether `take` should look at the table: set whenever `requested` is emitted (a request,
+   * a wake-up from another replica, the look every second), so that the dispatches of
+   * executions cost no query here; and from `lookAtMs` on, when a retry or an answer's
+   * deadline this replica set comes due.
+   */
+  private look = true;
+  private lookAtMs = Infinity;
 
   constructor(
     private readonly servers: ServerService,
@@ -88,7 +96,10 @@ export class FactsScheduler {
     private readonly answerTimeoutMs = 120_000,
   ) {
     // A server asked for its facts, through any replica: its row is written; look.
-    this.unsubscribe = servers.factsRequested.on(() => this.requested.emit());
+    const offs = [servers.factsRequested.on(() => this.requested.emit()), this.requested.on(() => (this.look = true))];
+    this.unsubscribe = () => {
+      for (const off of offs) off();
+    };
   }
 
   /**
@@ -133,8 +144,10 @@ export class FactsScheduler {
    * What is returned is claimed in the database: it must be sent.
    */
   async take(runners: readonly { name: string; labels: Readonly<Record<string, string>> }[]): Promise<{ runner: string; request: FactsRequest }[]> {
-    if (runners.length === 0) return [];
     const nowMs = this.clock.nowMs();
+    if (runners.length === 0 || (!this.look && nowMs < this.lookAtMs)) return [];
+    this.look = false;
+    this.lookAtMs = Infinity;
     if (!(await this.requests.anyDue(nowMs))) return [];
     return this.requests.transaction(async () => {
       const out: { runner: string; request: FactsRequest }[] = [];
@@ -156,10 +169,14 @@ export class FactsScheduler {
           const address = server.data.ip || server.data.fqdn;
           const eligible = runners.filter((r) => runnerServes(r.labels, address));
           const runner = eligible[turn++ % Math.max(1, eligible.length)];
-          if (!runner) continue;
+          if (!runner) {
+            this.look = true; // due still: the next runners may serve it
+            continue;
+          }
           if (row.runner !== null) this.log.warn({ serverId: row.serverId, runner: row.runner }, 'no facts answer in time; asking again');
           const requestId = randomUUID();
           await this.requests.claim(row.serverId, requestId, runner.name, nowMs, nowMs + this.answerTimeoutMs);
+          this.lookAtMs = Math.min(this.lookAtMs, nowMs + this.answerTimeoutMs);
           out.push({
             runner: runner.name,
             request: { requestId, serverId: server.id, address, username: server.data.username, expectedHostKey: server.data.ssh_host_key ?? null },
@@ -207,7 +224,9 @@ export class FactsScheduler {
     }
     const error = answer.error;
     const attempts = row.attempts + 1;
-    if (!(await this.requests.retryLater(serverId, answer.requestId, attempts, this.clock.nowMs() + retryDelayMs(attempts)))) {
+    const retryAtMs = this.clock.nowMs() + retryDelayMs(attempts);
+    this.lookAtMs = Math.min(this.lookAtMs, retryAtMs);
+    if (!(await this.requests.retryLater(serverId, answer.requestId, attempts, retryAtMs))) {
       this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for any more');
       return;
     }
