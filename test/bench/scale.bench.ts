@@ -23,6 +23,8 @@ const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 64);
 const IDLE_S = Number(process.env.BENCH_SCALE_IDLE_S ?? 10);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SCALE_LATENCY_SAMPLES ?? 200);
 const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2').split(',');
+/** Rounds of every setup, taking turns; the figures printed are the medians. */
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 
 /** CPU ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS = 100;
@@ -233,28 +235,61 @@ async function scenario(name: string, database: string | null, replicas: number,
   }
 }
 
+/** The median of each figure over the rounds of one setup, and the range of its rate. */
+function summarize(runs: readonly Result[]): Result & { readonly slowest: number; readonly fastest: number } {
+  const median = (pick: (r: Result) => number) => {
+    const values = runs.map(pick).sort((a, b) => a - b);
+    const mid = Math.floor(values.length / 2);
+    return values.length % 2 ? (values[mid] as number) : ((values[mid - 1] as number) + (values[mid] as number)) / 2;
+  };
+  const first = runs[0] as Result;
+  const rates = runs.map((r) => r.perSecond);
+  return {
+    scenario: first.scenario,
+    replicas: first.replicas,
+    rssPerRunnerKiB: median((r) => r.rssPerRunnerKiB),
+    heartbeatCpuPct: median((r) => r.heartbeatCpuPct),
+    idleCpuPct: median((r) => r.idleCpuPct),
+    perSecond: median((r) => r.perSecond),
+    p50: median((r) => r.p50),
+    p99: median((r) => r.p99),
+    cpuMsPerExecution: median((r) => r.cpuMsPerExecution),
+    postgresCpuMsPerExecution: first.postgresCpuMsPerExecution === null ? null : median((r) => r.postgresCpuMsPerExecution ?? 0),
+    slowest: Math.min(...rates),
+    fastest: Math.max(...rates),
+  };
+}
+
 async function main(): Promise<void> {
-  const results: Result[] = [];
+  const runs: Result[] = [];
   let pg: TestPostgres | null = null;
   try {
-    if (ONLY.includes('sqlite')) results.push(await scenario('SQLite', null, 1));
-    if (ONLY.some((o) => o.startsWith('postgres'))) {
-      pg = await TestPostgres.launch();
-      await pg.ready;
-      if (ONLY.includes('postgres')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid));
-      if (ONLY.includes('postgres2')) results.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid));
+    // The setups take turns, round after round, so that a slower spell of the machine
+    // weighs on each of them alike.
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (ONLY.includes('sqlite')) runs.push(await scenario('SQLite', null, 1));
+      if (ONLY.some((o) => o.startsWith('postgres'))) {
+        pg ??= await TestPostgres.launch();
+        await pg.ready;
+        if (ONLY.includes('postgres')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid));
+        if (ONLY.includes('postgres2')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid));
+      }
+      console.error(`bench:scale: round ${round} of ${ROUNDS} done`);
     }
   } finally {
     await pg?.stop();
   }
+  const setups = new Map<string, Result[]>();
+  for (const r of runs) setups.set(`${r.scenario} ${r.replicas}`, [...(setups.get(`${r.scenario} ${r.replicas}`) ?? []), r]);
+  const results = [...setups.values()].map(summarize);
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
-  console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight)\n`);
-  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL |');
+  console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight), median of ${ROUNDS} round(s)\n`);
+  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
     console.log(
-      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} |`,
+      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} |`,
     );
   }
   const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);

@@ -16,6 +16,7 @@ import { LockRepository } from './db/lock.repository.js';
 import { RunnerRepository } from './db/runner.repository.js';
 import { RunnerSessionRepository } from './db/runner-session.repository.js';
 import { FactsScheduler } from './services/facts.scheduler.js';
+import { RunEffects } from './services/run-effects.js';
 import { RunnerService } from './services/runner.service.js';
 import { CinderIntegrationService } from './services/cinder-integration.service.js';
 import { ClusterService } from './services/cluster.service.js';
@@ -130,11 +131,10 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const engine = new ExecutionEngine(
     executionRepo,
     configurationRepo,
-    clusterRepo,
     serverService,
     locks,
     executionEvents,
-    clusterFiles,
+    new RunEffects(clusterRepo, configurationRepo, serverService, clusterFiles),
     clock,
     leaseTimeoutMs,
     bus,

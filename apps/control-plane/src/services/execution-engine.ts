@@ -1,14 +1,13 @@
-import type { ClusterData, ExecutionData, ExecutionState, PlaybookConfigurationData, ServerData } from '@carapace/models';
-import { getPlugin, type PlaybookConfiguration } from '@carapace/playbooks';
+import type { ExecutionData, ExecutionState, PlaybookConfigurationData, ServerData } from '@carapace/models';
+import type { PlaybookConfiguration } from '@carapace/playbooks';
 import type { Bus } from '../db/bus.js';
-import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { EventKey, ExecutionEventsRepository, LogChunkInput, StepInput } from '../db/execution-events.repository.js';
 import { LockConflict, type LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import { checkTransition, isFinal } from './execution-state.js';
-import { pluginCluster, pluginServer } from './playbook-configuration.service.js';
+import type { RunEffects } from './run-effects.js';
 import type { ServerService } from './server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
 import { RunnerLoad } from './runner-load.js';
@@ -89,11 +88,10 @@ export class ExecutionEngine {
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
     private readonly configurations: VersionedRepository<PlaybookConfigurationData>,
-    private readonly clusterRepo: VersionedRepository<ClusterData>,
     private readonly servers: ServerService,
     private readonly locks: LockRepository,
     private readonly eventsRepo: ExecutionEventsRepository,
-    private readonly files: ClusterFileRepository,
+    private readonly effects: RunEffects,
     private readonly clock: Clock,
     private readonly leaseTimeoutMs: number,
     private readonly bus: Bus,
@@ -329,7 +327,7 @@ export class ExecutionEngine {
       const done = await this.append(latest, to, { time_finished: nowS, reason: why }, null);
       // the run's files serve its effects (when it completed), then none stays
       const artifacts = await this.eventsRepo.takeArtifacts(executionId);
-      if (to === 'completed') await this.applyEffects(done, artifacts, nowS);
+      if (to === 'completed') await this.effects.apply(done, artifacts, nowS);
       await this.locks.release(executionId);
       await this.bus.publish('work');
       return done;
@@ -454,28 +452,6 @@ export class ExecutionEngine {
     await this.publishEvent({ executionId: latest.id, kind: 'state', final: isFinal(to) });
     if (isFinal(to)) await this.ended.emit(next);
     return next;
-  }
-
-  /** Applies what a completed run did to its cluster and servers; the caller holds the transaction. */
-  private async applyEffects(execution: Stored<ExecutionData>, artifacts: readonly { name: string; content: string }[], nowS: number): Promise<void> {
-    const plugin = getPlugin(execution.data.playbook_configuration.playbook_name);
-    const cluster = await this.clusterRepo.getForUpdate(execution.data.cluster_id);
-    const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
-    if (!plugin || !cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
-    const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
-    const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration, artifacts);
-    if (effect.files) {
-      await this.files.removeAll(cluster.id);
-      for (const file of effect.files) await this.files.put(cluster.id, file.name, file.content, nowS);
-    }
-    for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
-    for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
-    // The cluster stays locked (`getForUpdate` above) until the transaction ends: `cluster` is its latest version.
-    const updated = await this.clusterRepo.append(cluster, { data: { ...cluster.data, configuration: effect.configuration } }, null, nowS);
-    if (effect.deleteCluster) {
-      await this.clusterRepo.append(updated, { time_deleted: nowS }, null, nowS);
-      await this.files.removeAll(cluster.id);
-    }
   }
 }
 
