@@ -57,7 +57,7 @@ describe('fact gathering requests', () => {
     await facts.complete('near', { requestId: third?.request.requestId ?? '', serverId: id, ok: true, facts: makeFacts('n1', '10.20.0.5'), hostKey: 'ssh-ed25519 AAAAnew' });
     const done = await h.container.services.servers.get(id);
     expect(done.data).toMatchObject({ state: 'operational', name: 'n1', ssh_host_key: 'ssh-ed25519 AAAAnew', facts_error: null });
-    expect(facts.size).toBe(0);
+    expect(await facts.count()).toBe(0);
     // A repeated registration asks again, with the recorded host key to enforce.
     await h.request('POST', '/v1/server/', { headers: { authorization: h.config.discoveryTokens[0] ?? '' }, body: { id, host: '10.20.0.5', username: 'ansible' } });
     const [fourth] = await facts.take([{ name: 'near', labels: {} }]);

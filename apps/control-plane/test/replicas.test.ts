@@ -5,22 +5,13 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFacts } from '@carapace/test-support/facts';
+import { eventually } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
 import { Replica, REPLICA_DISCOVERY_TOKEN } from '@carapace/test-support/replica';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
   let database: TestDatabase;

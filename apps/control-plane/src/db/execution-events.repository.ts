@@ -94,11 +94,6 @@ export class ExecutionEventsRepository {
     private readonly queryBudgetMs = DEFAULT_LIMITS.queryBudgetMs,
   ) {}
 
-  /** Stores a step once per `(execution, seq)`; true when it was new. */
-  async addStep(executionId: string, seq: number, step: StepInput, nowS: number): Promise<boolean> {
-    return (await this.addSteps([{ ...step, executionId, seq }], nowS)).length === 1;
-  }
-
   /**
    * Stores steps, each once per `(execution, seq)`, in one statement; returns the keys of
    * those that were new.
@@ -227,11 +222,6 @@ export class ExecutionEventsRepository {
       sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId} RETURNING name, content`,
     );
     return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  }
-
-  /** Stores a log chunk once per `(execution, offset)`; true when it was new. */
-  async appendLog(executionId: string, offset: number, text: string): Promise<boolean> {
-    return (await this.appendLogs([{ executionId, offset, text }])).length === 1;
   }
 
   /**

@@ -5,6 +5,7 @@ import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
 import { atomically, QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
 import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { ModelCache } from './model-cache.js';
 import { SqliteDatabase } from './sqlite.js';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
@@ -63,13 +64,11 @@ export class VersionedRepository<D> {
   /** The writes to the table, by this repository or another on the same table. */
   private readonly changes: ChangeCounters;
   /** The latest versions read, by id, when enabled (`options.cacheLatest`). */
-  private readonly latest: Map<string, Stored<D>> | null;
+  private readonly latest: ModelCache<D> | null;
   /** The change count the entries of `latest` were read at. */
   private latestAt = -1;
-  private readonly latestMax: number;
   /** Versions read by `getVersion`, by `id@version`, when enabled (`options.cacheVersions`). */
-  private readonly versions: Map<string, Stored<D>> | null;
-  private readonly versionsMax: number;
+  private readonly versions: ModelCache<D> | null;
 
   /**
    * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
@@ -91,10 +90,8 @@ export class VersionedRepository<D> {
     this.name = getTableName(table);
     this.table = tableName(table);
     this.changes = changeCounters(db);
-    this.latestMax = options.cacheLatest ?? 0;
-    this.latest = this.latestMax > 0 ? new Map() : null;
-    this.versionsMax = options.cacheVersions ?? 0;
-    this.versions = this.versionsMax > 0 ? new Map() : null;
+    this.latest = options.cacheLatest ? new ModelCache(options.cacheLatest) : null;
+    this.versions = options.cacheVersions ? new ModelCache(options.cacheVersions) : null;
   }
 
   /** The latest version of a model, deleted or not. */
@@ -112,12 +109,7 @@ export class VersionedRepository<D> {
     if (cached) return cached;
     const model = await this.read(id);
     if (!model || this.db.inTransaction() || this.latestAt !== at) return model;
-    if (cache.size >= this.latestMax) {
-      const oldest = cache.keys().next();
-      if (!oldest.done) cache.delete(oldest.value);
-    }
-    Object.freeze(model.data);
-    cache.set(id, Object.freeze(model));
+    cache.set(id, model);
     return model;
   }
 
@@ -171,13 +163,7 @@ export class VersionedRepository<D> {
     const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND version = ${version}`);
     const model = row && this.fromRow(row);
     // Read inside a transaction, it may be a version that transaction wrote and rolls back.
-    if (!model || !this.versions || this.db.inTransaction()) return model;
-    if (this.versions.size >= this.versionsMax) {
-      const oldest = this.versions.keys().next();
-      if (!oldest.done) this.versions.delete(oldest.value);
-    }
-    Object.freeze(model.data);
-    this.versions.set(key, Object.freeze(model));
+    if (model && !this.db.inTransaction()) this.versions?.set(key, model);
     return model;
   }
 

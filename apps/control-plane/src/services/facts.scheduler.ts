@@ -78,7 +78,6 @@ export class FactsScheduler {
   /** Emitted when requests may be waiting for a runner (this replica's or another's). */
   readonly requested = new Signal<void>();
   private readonly unsubscribe: () => void;
-  private counted = 0;
   /**
    * Whether `take` should look at the table: set whenever `requested` is emitted (a request,
    * a wake-up from another replica, the look every second), so that the dispatches of
@@ -124,18 +123,9 @@ export class FactsScheduler {
     this.requested.emit();
   }
 
-  /**
-   * Servers waiting for their facts in the whole installation, as this replica last counted
-   * them (every second while started, and after each answer); `count` reads it now.
-   */
-  get size(): number {
-    return this.counted;
-  }
-
-  /** Servers waiting for their facts in the whole installation. */
-  async count(): Promise<number> {
-    this.counted = await this.requests.count();
-    return this.counted;
+  /** Servers waiting for their facts in the whole installation (read at each metrics scrape). */
+  count(): Promise<number> {
+    return this.requests.count();
   }
 
   /**
@@ -219,7 +209,6 @@ export class FactsScheduler {
       }
       if (!recorded) this.log.info({ runner, serverId }, 'ignored a facts answer nobody waits for any more');
       else this.log.info({ runner, serverId }, 'facts recorded');
-      await this.count();
       return;
     }
     const error = answer.error;
@@ -236,13 +225,11 @@ export class FactsScheduler {
       await this.requests.remove(serverId);
     }
     this.log.warn({ runner, serverId, attempts, error }, 'facts not gathered; will retry');
-    await this.count();
   }
 
   /**
    * Looks at the requests every second: wakes the dispatcher when one is due (a retry, an
-   * answer past its deadline, a request another replica could not serve) and counts them
-   * (`size`). Returns its stop.
+   * answer past its deadline, a request another replica could not serve). Returns its stop.
    */
   start(): () => void {
     let looking = false;
@@ -250,8 +237,9 @@ export class FactsScheduler {
       if (looking) return;
       looking = true;
       const nowMs = this.clock.nowMs();
-      Promise.all([this.requests.anyDue(nowMs), this.count()])
-        .then(([due]) => {
+      this.requests
+        .anyDue(nowMs)
+        .then((due) => {
           if (due) this.requested.emit();
         })
         .catch((err: unknown) => this.log.warn({ err }, 'could not look at the facts requests'))
