@@ -10,7 +10,9 @@
 //   (leases taken and released), and the p50/p99 of `POST /v1/execution/` → the runner holding
 //   the assignment, at 1,000 connected runners;
 // - two replicas against one (ratio), PostgreSQL against SQLite (ratio).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { makeFacts } from '@carapace/test-support/facts';
 import { TestPostgres } from '@carapace/test-support/postgres';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
@@ -23,6 +25,8 @@ const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 64);
 const IDLE_S = Number(process.env.BENCH_SCALE_IDLE_S ?? 10);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SCALE_LATENCY_SAMPLES ?? 200);
 const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2').split(',');
+/** V8 CPU profiles of the control planes, written there when they stop (`BENCH_CPU_PROF=1`). */
+const PROF_DIR = process.env.BENCH_CPU_PROF === '1' ? (process.env.BENCH_PROF_DIR ?? mkdtempSync(join(tmpdir(), 'carapace-bench-prof-'))) : null;
 /** Rounds of every setup, taking turns; the figures printed are the medians. */
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 
@@ -80,6 +84,8 @@ interface Result {
   /** CPU time per execution of the dispatch phase: the control planes', and PostgreSQL's. */
   readonly cpuMsPerExecution: number;
   readonly postgresCpuMsPerExecution: number | null;
+  /** The same for this process: the simulated runners and the API client creating the executions. */
+  readonly benchCpuMsPerExecution: number;
 }
 
 async function scenario(name: string, database: string | null, replicas: number, postmaster?: number): Promise<Result> {
@@ -90,7 +96,7 @@ async function scenario(name: string, database: string | null, replicas: number,
     ...(database ? { CARAPACE_DATABASE_URL: database } : {}),
   };
   const cps: ControlPlane[] = [];
-  for (let i = 0; i < replicas; i++) cps.push(await ControlPlane.start({ runner: 'none', env }));
+  for (let i = 0; i < replicas; i++) cps.push(await ControlPlane.start({ runner: 'none', env, nodeArgs: PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [] }));
   const runners: SimulatedRunner[] = [];
   try {
     const apis = await Promise.all(
@@ -163,7 +169,7 @@ async function scenario(name: string, database: string | null, replicas: number,
     }
 
     // Dispatch: EXECUTIONS created with CONCURRENCY requests in flight, through every replica.
-    const cpu0 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster) };
+    const cpu0 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster), bench: process.cpuUsage() };
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -186,7 +192,7 @@ async function scenario(name: string, database: string | null, replicas: number,
       await sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
-    const cpu1 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster) };
+    const cpu1 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster), bench: process.cpuUsage(cpu0.bench) };
 
     // Latency: an execution of an idle server at a time (4 in flight), POST → the runner
     // holding the assignment; under the throughput load above, it would be the queue's wait
@@ -225,6 +231,7 @@ async function scenario(name: string, database: string | null, replicas: number,
       p99: percentile(latencies, 99),
       cpuMsPerExecution: (cpu1.cp - cpu0.cp) / EXECUTIONS,
       postgresCpuMsPerExecution: postmaster ? (cpu1.pg - cpu0.pg) / EXECUTIONS : null,
+      benchCpuMsPerExecution: (cpu1.bench.user + cpu1.bench.system) / 1000 / EXECUTIONS,
     };
   } finally {
     for (const r of runners) r.close();
@@ -255,6 +262,7 @@ function summarize(runs: readonly Result[]): Result & { readonly slowest: number
     p99: median((r) => r.p99),
     cpuMsPerExecution: median((r) => r.cpuMsPerExecution),
     postgresCpuMsPerExecution: first.postgresCpuMsPerExecution === null ? null : median((r) => r.postgresCpuMsPerExecution ?? 0),
+    benchCpuMsPerExecution: median((r) => r.benchCpuMsPerExecution),
     slowest: Math.min(...rates),
     fastest: Math.max(...rates),
   };
@@ -284,12 +292,12 @@ async function main(): Promise<void> {
   const results = [...setups.values()].map(summarize);
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight), median of ${ROUNDS} round(s)\n`);
-  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
     console.log(
-      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} |`,
+      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
     );
   }
   const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);
@@ -305,4 +313,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+if (PROF_DIR) console.log(`CPU profiles of the control planes: ${PROF_DIR}`);
 process.exit(0);

@@ -97,6 +97,8 @@ export interface ControlPlaneOptions {
   grpcPort?: number;
   runner?: 'embedded' | 'none';
   env?: Record<string, string>;
+  /** Options of the node process itself (`--cpu-prof`, …). */
+  nodeArgs?: readonly string[];
 }
 
 /** A control plane subprocess. */
@@ -114,7 +116,7 @@ export class ControlPlane {
     const httpHost = options.httpHost ?? '127.0.0.1';
     const httpPort = options.httpPort ?? (await freePort(httpHost));
     const grpcPort = options.grpcPort ?? (await freePort());
-    const child = spawn(process.execPath, [CONTROL_PLANE_BIN], {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CONTROL_PLANE_BIN], {
       env: {
         ...process.env,
         CARAPACE_DATA_DIR: dataDir,

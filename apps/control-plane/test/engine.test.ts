@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from '@carapace/test-support/harness';
+import { LockRepository } from '../src/db/lock.repository.js';
 import { RunnerSessionRepository } from '../src/db/runner-session.repository.js';
 import { addServer } from '@carapace/test-support/facts';
 
@@ -92,6 +94,98 @@ describe('execution engine: queue, locks and leases', () => {
     expect((await engine().claim('healthy', 5)).map((x) => x.execution.id)).toEqual([next]);
     await engine().finish(next, 'completed', null);
     expect(await engine().finish(lost, 'completed', null)).toBeNull();
+  });
+
+  it('keeps a server whose lease expired until the sweep has failed its run, so that run is never lost', async () => {
+    const s = await addServer(h);
+    const lost = await queue([s.id]);
+    const next = await queue([s.id]);
+    expect((await engine().claim('gone', 1)).map((x) => x.execution.id)).toEqual([lost]);
+    h.clock.advance(31);
+    // The lease is over, but the sweep has not run: the server is not taken from the run.
+    expect(await engine().claim('taker', 5)).toEqual([]);
+    expect(await state(next)).toBe('created');
+    expect(await engine().sweep()).toEqual([lost]);
+    expect(await state(lost)).toBe('failed');
+    expect((await engine().claim('taker', 5)).map((x) => x.execution.id)).toEqual([next]);
+    await engine().finish(next, 'completed', null);
+  });
+
+  it('starts a page of executions for many runners at once: each on its own runner, in turn, one version each', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queue([(await addServer(h)).id]));
+    const got = await engine().claimFor([
+      ['batch-a', 2],
+      ['batch-b', 1],
+      ['batch-c', 2],
+    ]);
+    expect(got.map((x) => x.assignment.execution.id)).toEqual(ids.slice(0, 5));
+    expect(got.map((x) => x.runner)).toEqual(['batch-a', 'batch-b', 'batch-c', 'batch-a', 'batch-c']);
+    for (const { runner, assignment } of got) {
+      expect(assignment.execution.version).toBe(2);
+      expect(assignment.execution.data.runner_id).toBe(runner);
+      expect(Object.values(assignment.serverIds)).toEqual(assignment.execution.data.server_ids);
+      const versions = (await h.request('GET', `/v1/execution/${assignment.execution.id}/version/`, { token: root })).json;
+      expect(versions.items.map((v: { version: number; data: { state: string } }) => [v.version, v.data.state])).toEqual([
+        [2, 'started'],
+        [1, 'created'],
+      ]);
+    }
+    expect(await state(ids[5] as string)).toBe('created');
+    for (const { assignment } of got) await engine().finish(assignment.execution.id, 'completed', null);
+    expect((await engine().claim('batch-a', 1)).map((x) => x.execution.id)).toEqual([ids[5]]);
+    await engine().finish(ids[5] as string, 'completed', null);
+  });
+
+  it('stores the ends of runs reported together in one go, each once; one that cannot be stored fails alone', async () => {
+    const servers = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      servers.push((await addServer(h)).id);
+      ids.push(await queue([servers[i] as string]));
+    }
+    expect((await engine().claim('ender', 6)).map((x) => x.execution.id)).toEqual(ids);
+    // The effects of this one cannot be applied: its stored playbook is unknown.
+    const bad = ids[2] as string;
+    const row = await h.db.get<{ data: string }>(sql`SELECT data FROM executions WHERE id = ${bad} AND is_latest = 1`);
+    const data = JSON.parse(row?.data ?? '{}') as { playbook_configuration: { playbook_name: string } };
+    data.playbook_configuration.playbook_name = 'no_such_playbook';
+    await h.db.run(sql`UPDATE executions SET data = ${JSON.stringify(data)} WHERE id = ${bad} AND is_latest = 1`);
+    const results = await Promise.allSettled([...ids.map((id) => engine().finish(id, 'completed', null)), engine().finish(ids[0] as string, 'failed', 'again')]);
+    for (const [i, result] of results.entries()) {
+      if (i === 2) expect(result.status).toBe('rejected');
+      else if (i === ids.length) expect(result).toEqual({ status: 'fulfilled', value: null });
+      else expect(result.status === 'fulfilled' && result.value?.data.state).toBe('completed');
+    }
+    expect(await state(bad)).toBe('started');
+    expect(await new LockRepository(h.db).lockedAmong(servers)).toEqual([servers[2]]);
+    expect((await engine().finish(bad, 'failed', 'its playbook is gone'))?.data.state).toBe('failed');
+    expect(await new LockRepository(h.db).lockedAmong(servers)).toEqual([]);
+  });
+
+  it('locks each execution all its servers or none, leaving nothing of a refused one', async () => {
+    const locks = new LockRepository(h.db);
+    const [s1, s2, s3, s4] = [await addServer(h), await addServer(h), await addServer(h), await addServer(h)];
+    const expires = h.clock.nowMs() + 30_000;
+    // s2 is held (even once expired, until the sweep frees it).
+    expect(await locks.lockEach([{ executionId: 'holder', serverIds: [s2.id], owner: 'r' }], h.clock.nowMs() - 1)).toEqual(new Set(['holder']));
+    const locked = await h.db.transaction(() =>
+      locks.lockEach(
+        [
+          { executionId: 'x1', serverIds: [s1.id, s2.id], owner: 'r' },
+          { executionId: 'x2', serverIds: [s3.id, s4.id], owner: 'r' },
+          { executionId: 'x3', serverIds: [], owner: 'r' },
+        ],
+        expires,
+      ),
+    );
+    expect(locked).toEqual(new Set(['x2', 'x3']));
+    expect((await locks.lockOf(s1.id, h.clock.nowMs()))?.executionId).toBeUndefined();
+    expect((await locks.lockOf(s3.id, h.clock.nowMs()))?.executionId).toBe('x2');
+    expect((await locks.lockOf(s4.id, h.clock.nowMs()))?.expiresAt).toBe(expires);
+    expect((await locks.lockedAmong([s1.id, s2.id, s3.id, s4.id])).sort()).toEqual([s2.id, s3.id, s4.id].sort());
+    await expect(locks.lockEach([{ executionId: 'x4', serverIds: [s1.id, s1.id], owner: 'r' }], expires)).rejects.toThrow(/twice/);
+    await locks.release(['holder', 'x2']);
   });
 
   it('gives every lease a full timeout again at start, so a control-plane outage fails no run', async () => {

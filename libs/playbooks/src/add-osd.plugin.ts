@@ -29,7 +29,7 @@ import {
   sortServers,
 } from './common.js';
 import { booleanHint, normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
+import { PlaybookInputError, type ChangingPlaybookPlugin } from './plugin.js';
 
 const descriptor = requireDescriptor('add_osd');
 
@@ -53,7 +53,7 @@ const descriptor = requireDescriptor('add_osd');
  * - After success: the servers of the inventory's `osds` group are appended to `osds`; those
  *   not in the cluster yet join it.
  */
-export const addOsdPlugin: PlaybookPlugin = {
+export const addOsdPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {

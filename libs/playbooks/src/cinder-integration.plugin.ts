@@ -16,7 +16,7 @@ import {
   sortServers,
 } from './common.js';
 import { normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PlaybookPlugin, type RunArtifact } from './plugin.js';
+import { PlaybookInputError, type ChangingPlaybookPlugin, type RunArtifact } from './plugin.js';
 
 const descriptor = requireDescriptor('cinder_integration');
 
@@ -58,7 +58,7 @@ export function clientFiles(artifacts: readonly RunArtifact[]): RunArtifact[] | 
  * - After success: the cluster model is unchanged; the run's files `ceph.conf` and
  *   `ceph.client.<name>.keyring` ({@link clientFiles}) become the cluster's files.
  */
-export const cinderIntegrationPlugin: PlaybookPlugin = {
+export const cinderIntegrationPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {

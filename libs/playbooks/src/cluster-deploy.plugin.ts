@@ -19,7 +19,7 @@ import {
   sortServers,
 } from './common.js';
 import { booleanHint, integerHint, normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PlaybookPlugin, type PluginServer } from './plugin.js';
+import { PlaybookInputError, type ChangingPlaybookPlugin, type PluginServer } from './plugin.js';
 
 const descriptor = requireDescriptor('cluster_deploy');
 
@@ -53,7 +53,7 @@ export function chooseMonitors(servers: readonly PluginServer[], monCount: numbe
  * - After success: configuration `{mons, osds}` from the inventory's `mons` and `osds`
  *   groups; every server of the inventory joins the cluster.
  */
-export const clusterDeployPlugin: PlaybookPlugin = {
+export const clusterDeployPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {

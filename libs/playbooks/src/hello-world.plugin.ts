@@ -9,7 +9,6 @@ import {
   assertServerListGiven,
   assertServersReady,
   buildInventory,
-  copyClusterConfiguration,
   requireDescriptor,
   sortServers,
 } from './common.js';
@@ -32,7 +31,7 @@ const descriptor = requireDescriptor('hello_world');
  *   every server (the play runs on `all`), host variables as in `buildInventory`. The port
  *   is a global var only: extra vars override host vars in Ansible, so a per-host
  *   `port_number` would have no effect.
- * - After success: nothing changes.
+ * - After success: nothing changes (no `onSuccess`).
  */
 export const helloWorldPlugin: PlaybookPlugin = {
   descriptor,
@@ -59,9 +58,5 @@ export const helloWorldPlugin: PlaybookPlugin = {
       global_vars: { port_number: HELLO_WORLD_PORT },
       inventory: buildInventory([['hello_world', sortServers(servers)]]),
     };
-  },
-
-  onSuccess(cluster) {
-    return { configuration: copyClusterConfiguration(cluster), join: [], leave: [], deleteCluster: false };
   },
 };

@@ -109,12 +109,18 @@ export interface PlaybookPlugin {
   ): PlaybookConfiguration;
   /**
    * What a successful run of this configuration changes. `artifacts` are the files the run
-   * handed back (`[]` when none; only `cinder_integration` makes some).
+   * handed back (`[]` when none; only `cinder_integration` makes some). A plugin without it
+   * changes nothing when its run succeeds (`hello_world`): the control plane then neither
+   * reads nor locks the cluster at the run's end, and such runs of one cluster end side by
+   * side instead of one at a time.
    */
-  onSuccess(
+  onSuccess?(
     cluster: PluginCluster,
     servers: readonly PluginServer[],
     configuration: PlaybookConfiguration,
     artifacts?: readonly RunArtifact[],
   ): ClusterEffect;
 }
+
+/** A plugin whose successful runs change the cluster or its servers (every one but `hello_world`). */
+export type ChangingPlaybookPlugin = PlaybookPlugin & Required<Pick<PlaybookPlugin, 'onSuccess'>>;

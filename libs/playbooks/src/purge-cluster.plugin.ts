@@ -14,7 +14,7 @@ import {
   type InventoryGroup,
 } from './common.js';
 import { normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
+import { PlaybookInputError, type ChangingPlaybookPlugin } from './plugin.js';
 
 const descriptor = requireDescriptor('purge_cluster');
 
@@ -38,7 +38,7 @@ const RESERVED_GROUPS = new Set([PURGE_ALL_GROUP, '_meta', 'all', 'ungrouped']);
  *   vars `fsid`, `cluster`, `carapace_cluster_name`.
  * - After success: configuration `{}`, every server leaves, the cluster is deleted.
  */
-export const purgeClusterPlugin: PlaybookPlugin = {
+export const purgeClusterPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {

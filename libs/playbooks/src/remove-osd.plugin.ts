@@ -18,7 +18,7 @@ import {
   sortServers,
 } from './common.js';
 import { integerHint, normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PluginCluster, type PlaybookPlugin, type PluginServer } from './plugin.js';
+import { PlaybookInputError, type PluginCluster, type ChangingPlaybookPlugin, type PluginServer } from './plugin.js';
 
 const descriptor = requireDescriptor('remove_osd');
 
@@ -54,7 +54,7 @@ function assertOsdHosts(cluster: PluginCluster, servers: readonly PluginServer[]
  *   with no member is dropped); those of them that are in no role any more leave the
  *   cluster; a monitor that was also an OSD host stays.
  */
-export const removeOsdPlugin: PlaybookPlugin = {
+export const removeOsdPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {

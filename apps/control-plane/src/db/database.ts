@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 
 /** Which database engine holds the control plane's tables. */
 export type Dialect = 'sqlite' | 'postgres';
@@ -152,4 +152,13 @@ export class Transactions<C> {
 /** Runs `fn` in the caller's transaction, or in a transaction of its own when there is none (never a savepoint). */
 export function atomically<T>(db: Database, fn: () => Promise<T>): Promise<T> {
   return db.inTransaction() ? fn() : db.transaction(fn);
+}
+
+/**
+ * `values` as a subquery of one parameter, for `column IN (${textList(db.dialect, values)})`:
+ * the statement's text is the same whatever their number, so PostgreSQL prepares it once
+ * (a list written out as `IN ($1, $2, …)` is a new statement for each length).
+ */
+export function textList(dialect: Dialect, values: readonly string[]): SQL {
+  return dialect === 'postgres' ? sql`SELECT unnest(${sql.param([...values])}::text[])` : sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
 }

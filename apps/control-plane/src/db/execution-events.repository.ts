@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
-import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, textList, type Database } from './database.js';
 import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { DEFAULT_LIMITS } from './versioned.repository.js';
@@ -216,12 +216,20 @@ export class ExecutionEventsRepository {
     await this.db.run(sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId}`);
   }
 
-  /** Forgets the files of an execution (at its end) and returns them, by name. */
-  async takeArtifacts(executionId: string): Promise<{ name: string; content: string }[]> {
-    const files = await this.db.all<{ name: string; content: string }>(
-      sql`DELETE FROM execution_artifacts WHERE execution_id = ${executionId} RETURNING name, content`,
+  /** Forgets the files of executions (at their end) and returns them: by execution, each one's sorted by name. */
+  async takeArtifacts(executionIds: readonly string[]): Promise<Map<string, { name: string; content: string }[]>> {
+    const byExecution = new Map<string, { name: string; content: string }[]>();
+    if (executionIds.length === 0) return byExecution;
+    const files = await this.db.all<{ executionId: string; name: string; content: string }>(
+      sql`DELETE FROM execution_artifacts WHERE execution_id IN (${textList(this.db.dialect, executionIds)}) RETURNING execution_id AS "executionId", name, content`,
     );
-    return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const { executionId, name, content } of files) {
+      const own = byExecution.get(executionId) ?? [];
+      own.push({ name, content });
+      byExecution.set(executionId, own);
+    }
+    return byExecution;
   }
 
   /**

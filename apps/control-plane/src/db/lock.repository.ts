@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from './database.js';
+import { textList, type Database } from './database.js';
 
 /** A held server lock. */
 export interface ServerLock {
@@ -11,11 +11,12 @@ export interface ServerLock {
 
 const LOCK_COLUMNS = sql.raw('server_id AS "serverId", execution_id AS "executionId", owner, expires_at AS "expiresAt"');
 
-function idList(ids: readonly string[]) {
-  return sql.join(
-    ids.map((id) => sql`${id}`),
-    sql`, `,
-  );
+/** The servers one execution asks to lock, all of them or none (`LockRepository.lockEach`). */
+export interface LockRequest {
+  readonly executionId: string;
+  readonly serverIds: readonly string[];
+  /** The runner the execution goes to. */
+  readonly owner: string;
 }
 
 /** Server locks as leases (ARCHITECTURE.md "Server locks"). Times in milliseconds. */
@@ -33,31 +34,50 @@ export class LockRepository {
   }
 
   /**
-   * Locks every server for the execution at once, or throws `LockConflict` when any of them
-   * holds an unexpired lock: the caller holds the transaction, which must then roll back.
-   * The locks are rows under the servers' primary keys (an expired one is overwritten), so
-   * two replicas locking one server at once cannot both succeed: the second insert waits for
-   * the first transaction, then finds its unexpired row and counts it as not taken.
+   * Locks the servers of several executions in one statement, each execution all of its
+   * servers or none: the executions returned hold theirs; an execution any of whose servers
+   * holds a lock gets none, and its requests leave nothing behind. The caller holds the
+   * transaction. No server may be asked for twice (one statement cannot write a row twice).
+   *
+   * The locks are rows under the servers' primary keys, so two replicas locking one server
+   * at once cannot both have it: the second insert waits for the first transaction, then
+   * finds its row and counts it as not taken. An expired lock counts as held too: it stays
+   * until the sweep fails its execution (`expiredExecutions`) and frees the server; taken
+   * over in place, it would hide that execution from the sweep.
    */
-  async lockAll(serverIds: readonly string[], executionId: string, owner: string, expiresAt: number, nowMs: number): Promise<void> {
-    if (serverIds.length === 0) return;
-    const values = sql.join(
-      serverIds.map((serverId) => sql`(${serverId}, ${executionId}, ${owner}, ${expiresAt})`),
-      sql`, `,
-    );
-    // A server's expired lock is taken over in place; an unexpired one stays, and counts no row.
-    const taken = await this.db.run(sql`
-      INSERT INTO server_locks (server_id, execution_id, owner, expires_at) VALUES ${values}
-      ON CONFLICT (server_id) DO UPDATE SET execution_id = excluded.execution_id, owner = excluded.owner, expires_at = excluded.expires_at
-      WHERE server_locks.expires_at <= ${nowMs}`);
-    if (taken !== serverIds.length) throw new LockConflict();
+  async lockEach(requests: readonly LockRequest[], expiresAt: number): Promise<Set<string>> {
+    const rows = requests.flatMap((r) => r.serverIds.map((serverId) => [serverId, r.executionId, r.owner] as const));
+    if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
+    const locked = new Set(requests.filter((r) => r.serverIds.length === 0).map((r) => r.executionId));
+    if (rows.length === 0) return locked;
+    // One parameter per column (PostgreSQL) or one JSON array (SQLite): one statement text
+    // whatever the number of rows. A server locked already is not returned.
+    const source =
+      this.db.dialect === 'postgres'
+        ? sql`SELECT s, e, o, ${expiresAt}::int8 FROM unnest(${sql.param(rows.map((r) => r[0]))}::text[], ${sql.param(rows.map((r) => r[1]))}::text[], ${sql.param(rows.map((r) => r[2]))}::text[]) AS l(s, e, o)`
+        : sql`SELECT value ->> 0, value ->> 1, value ->> 2, ${expiresAt} FROM json_each(${JSON.stringify(rows)}) WHERE true`;
+    const taken = await this.db.all<{ executionId: string }>(sql`
+      INSERT INTO server_locks (server_id, execution_id, owner, expires_at) ${source}
+      ON CONFLICT (server_id) DO NOTHING
+      RETURNING execution_id AS "executionId"`);
+    const count = new Map<string, number>();
+    for (const { executionId } of taken) count.set(executionId, (count.get(executionId) ?? 0) + 1);
+    const partial: string[] = [];
+    for (const r of requests) {
+      if (r.serverIds.length === 0) continue;
+      const n = count.get(r.executionId) ?? 0;
+      if (n === r.serverIds.length) locked.add(r.executionId);
+      else if (n > 0) partial.push(r.executionId);
+    }
+    if (partial.length) await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${textList(this.db.dialect, partial)})`);
+    return locked;
   }
 
-  /** Which of these servers hold an unexpired lock. */
-  async lockedAmong(serverIds: readonly string[], nowMs: number): Promise<string[]> {
+  /** Which of these servers hold a lock, expired or not (an expired one waits for the sweep: see `lockEach`). */
+  async lockedAmong(serverIds: readonly string[]): Promise<string[]> {
     if (serverIds.length === 0) return [];
     const rows = await this.db.all<{ serverId: string }>(
-      sql`SELECT server_id AS "serverId" FROM server_locks WHERE server_id IN (${idList(serverIds)}) AND expires_at > ${nowMs}`,
+      sql`SELECT server_id AS "serverId" FROM server_locks WHERE server_id IN (${textList(this.db.dialect, serverIds)})`,
     );
     return rows.map((r) => r.serverId);
   }
@@ -83,9 +103,10 @@ export class LockRepository {
     return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE execution_id = ${executionId}`);
   }
 
-  /** Releases the locks of an execution. */
-  async release(executionId: string): Promise<void> {
-    await this.db.run(sql`DELETE FROM server_locks WHERE execution_id = ${executionId}`);
+  /** Releases the locks of executions. */
+  async release(executionIds: readonly string[]): Promise<void> {
+    if (executionIds.length === 0) return;
+    await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${textList(this.db.dialect, executionIds)})`);
   }
 
   /** The executions whose leases have expired. */
@@ -94,15 +115,5 @@ export class LockRepository {
       sql`SELECT DISTINCT execution_id AS "executionId" FROM server_locks WHERE expires_at <= ${nowMs}`,
     );
     return rows.map((r) => r.executionId);
-  }
-}
-
-/**
- * A server is locked already, or another transaction (another replica) locked it meanwhile:
- * the caller's transaction is rolled back, and the execution stays queued.
- */
-export class LockConflict extends Error {
-  constructor() {
-    super('a server was locked by another transaction meanwhile');
   }
 }

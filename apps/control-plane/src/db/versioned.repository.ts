@@ -3,7 +3,7 @@ import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
-import { atomically, QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
+import { atomically, QueryBudgetExceeded, RejectedPattern, textList, type Database } from './database.js';
 import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
 import { SqliteDatabase } from './sqlite.js';
@@ -139,6 +139,40 @@ export class VersionedRepository<D> {
     return this.read(id);
   }
 
+  /**
+   * As `getForUpdate` for several models: their latest versions by id (unknown ids left
+   * out), each locked until the caller's transaction ends. The locks are taken in one
+   * statement, in the order of the sorted ids (unnest's order), so that two callers locking overlapping sets take
+   * turns instead of waiting for each other.
+   */
+  async getManyForUpdate(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
+    const sorted = [...new Set(ids)].sort();
+    if (sorted.length && this.db.dialect === 'postgres') {
+      await this.db.run(
+        sql`SELECT pg_advisory_xact_lock(hashtext(${this.name}), hashtext(k)) FROM unnest(${sql.param(sorted)}::text[]) AS k`,
+      );
+    }
+    return this.getMany(sorted);
+  }
+
+  /**
+   * As `tryGetForUpdate` for several models, in one statement: the latest versions of those
+   * no other transaction holds, by id; the others, and unknown ids, are left out.
+   *
+   * The statement's snapshot is taken before it takes the locks, so a holder that commits
+   * in between is not seen: what is read may be the version before its change. A caller
+   * that appends then fails on the unique (id, version) index (`UniqueViolation`) and must
+   * take that as "someone else changed it"; the locks it takes on other rows first (a
+   * server's lease) see the holder's commit.
+   */
+  async tryGetManyForUpdate(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
+    if (ids.length === 0 || this.db.dialect !== 'postgres') return this.getMany(ids);
+    const rows = await this.db.all<Row>(sql`
+      SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (
+        SELECT k FROM unnest(${sql.param([...new Set(ids)])}::text[]) AS k WHERE pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(k)))`);
+    return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
+  }
+
   private async read(id: string): Promise<Stored<D> | undefined> {
     const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND is_latest = 1`);
     return row && this.fromRow(row);
@@ -147,11 +181,7 @@ export class VersionedRepository<D> {
   /** The latest versions of several models (deleted or not), in one query, by id. */
   async getMany(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
     if (ids.length === 0) return new Map();
-    const list = sql.join(
-      [...new Set(ids)].map((id) => sql`${id}`),
-      sql`, `,
-    );
-    const rows = await this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id IN (${list}) AND is_latest = 1`);
+    const rows = await this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id IN (${textList(this.db.dialect, [...new Set(ids)])}) AND is_latest = 1`);
     return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
   }
 
@@ -341,10 +371,61 @@ export class VersionedRepository<D> {
     initiatorId: string | null,
     now: number,
   ): Promise<Stored<D>> {
+    const next = this.nextVersion(latest, change, initiatorId, now);
+    if (next === latest) return latest;
+    await this.insert(next, latest.id);
+    return next;
+  }
+
+  /**
+   * As `append` for several models at once (each once at most): one statement unmarks the
+   * latest versions and one inserts the next ones (a single one on PostgreSQL), whatever
+   * their number. Returns the new versions in the order given (`latest` where nothing
+   * changed).
+   */
+  async appendMany(
+    changes: readonly { latest: Stored<D>; change: { data?: D; time_deleted?: number } }[],
+    initiatorId: string | null,
+    now: number,
+  ): Promise<Stored<D>[]> {
+    const out = changes.map(({ latest, change }) => this.nextVersion(latest, change, initiatorId, now));
+    const next = out.filter((m, i) => m !== changes[i]?.latest);
+    if (next.length === 0) return out;
+    if (new Set(next.map((m) => m.id)).size !== next.length) throw new Error('appendMany: a model is changed twice');
+    const texts = next.map((m) => this.serialize(m));
+    const columns = sql.raw('id, version, time_updated, time_deleted, initiator_id, data, is_latest');
+    const ids = next.map((m) => m.id);
+    await atomically(this.db, async () => {
+      if (COUNTED_TABLES.has(this.name)) await this.changes.bump(this.name);
+      if (this.db.dialect === 'postgres') {
+        const column = <T>(pick: (m: Stored<D>, i: number) => T) => sql.param(next.map(pick));
+        // The UPDATE runs first (the INSERT reads its count): see `insert`.
+        await this.db.run(sql`
+          WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('postgres', ids)}) AND is_latest = 1 RETURNING 1)
+          INSERT INTO ${this.table} (${columns})
+          SELECT v.*, 1 FROM (SELECT count(*) FROM unmarked) AS n,
+            unnest(${column((m) => m.id)}::text[], ${column((m) => m.version)}::int8[], ${column((m) => m.time_updated)}::int8[],
+                   ${column((m) => m.time_deleted)}::int8[], ${column((m) => m.initiator_id)}::text[], ${column((_, i) => texts[i])}::text[]) AS v`);
+      } else {
+        const rows = next.map((m, i) => [m.id, m.version, m.time_updated, m.time_deleted, m.initiator_id, texts[i]]);
+        await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('sqlite', ids)}) AND is_latest = 1`);
+        await this.db.run(
+          sql`INSERT INTO ${this.table} (${columns}) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 1 FROM json_each(${JSON.stringify(rows)})`,
+        );
+      }
+    }).catch((e: unknown) => {
+      const field = this.db.uniqueViolation(e);
+      throw field !== null ? new UniqueViolation(field) : e;
+    });
+    return out;
+  }
+
+  /** The version `change` makes of `latest`, or `latest` itself when it changes nothing (see `append`). */
+  private nextVersion(latest: Stored<D>, change: { data?: D; time_deleted?: number }, initiatorId: string | null, now: number): Stored<D> {
     if ((change.time_deleted ?? latest.time_deleted) === latest.time_deleted && (change.data === undefined || jsonEqual(change.data, latest.data))) {
       return latest;
     }
-    const next: Stored<D> = {
+    return {
       id: latest.id,
       version: latest.version + 1,
       time_updated: now,
@@ -352,13 +433,16 @@ export class VersionedRepository<D> {
       initiator_id: initiatorId,
       data: change.data ?? latest.data,
     };
-    await this.insert(next, latest.id);
-    return next;
   }
 
   /** Runs `fn` once the caller's transaction commits (at once outside one; see `Database.afterCommit`). */
   afterCommit(fn: () => void): void {
     this.db.afterCommit(fn);
+  }
+
+  /** Whether the caller runs inside a transaction (see `Database.inTransaction`). */
+  inTransaction(): boolean {
+    return this.db.inTransaction();
   }
 
   /** Runs `fn` in one transaction (see `Database.transaction`). */
@@ -373,21 +457,7 @@ export class VersionedRepository<D> {
    * sees the row this transaction unmarked as gone.
    */
   private async insert(model: Stored<D>, previous?: string): Promise<void> {
-    if (nestsDeeper(model.data, MAX_DATA_DEPTH)) {
-      throw invalidJson(`The data of a model may nest at most ${MAX_DATA_DEPTH} levels of objects and arrays.`);
-    }
-    const text = JSON.stringify(model.data);
-    // The API refuses NUL characters in requests; this keeps any other path from storing one
-    // (PostgreSQL's JSON cannot hold it, and every list would then fail on the row).
-    if (ESCAPED_NUL.test(text)) throw invalidJson('The data of a model may not hold a NUL character (U+0000).');
-    const bytes = Buffer.byteLength(text);
-    if (bytes > this.limits.maxDataBytes) {
-      throw new ApiError(
-        413,
-        'PayloadTooLarge',
-        `The data of a model is at most ${this.limits.maxDataBytes} bytes as JSON; this one is ${bytes} bytes.`,
-      );
-    }
+    const text = this.serialize(model);
     const values = sql`${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text}`;
     const columns = sql.raw('id, version, time_updated, time_deleted, initiator_id, is_latest, data');
     const store = async () => {
@@ -418,6 +488,26 @@ export class VersionedRepository<D> {
       if (field !== null) throw new UniqueViolation(field);
       throw e;
     }
+  }
+
+  /** The `data` of a version as stored: JSON text, within the limits (else an `ApiError`). */
+  private serialize(model: Stored<D>): string {
+    if (nestsDeeper(model.data, MAX_DATA_DEPTH)) {
+      throw invalidJson(`The data of a model may nest at most ${MAX_DATA_DEPTH} levels of objects and arrays.`);
+    }
+    const text = JSON.stringify(model.data);
+    // The API refuses NUL characters in requests; this keeps any other path from storing one
+    // (PostgreSQL's JSON cannot hold it, and every list would then fail on the row).
+    if (ESCAPED_NUL.test(text)) throw invalidJson('The data of a model may not hold a NUL character (U+0000).');
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.limits.maxDataBytes) {
+      throw new ApiError(
+        413,
+        'PayloadTooLarge',
+        `The data of a model is at most ${this.limits.maxDataBytes} bytes as JSON; this one is ${bytes} bytes.`,
+      );
+    }
+    return text;
   }
 
   private fromRow(r: Row): Stored<D> {

@@ -2,7 +2,8 @@ import type { ExecutionData, ExecutionState, PlaybookConfigurationData, ServerDa
 import type { PlaybookConfiguration } from '@carapace/playbooks';
 import type { Bus } from '../db/bus.js';
 import type { EventKey, ExecutionEventsRepository, LogChunkInput, StepInput } from '../db/execution-events.repository.js';
-import { LockConflict, type LockRepository } from '../db/lock.repository.js';
+import type { LockRepository } from '../db/lock.repository.js';
+import { UniqueViolation } from '../errors.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
@@ -50,6 +51,16 @@ const CLAIM_PAGE_MAX = 500;
 /** How a run ended, as a runner reports it. */
 export type Outcome = 'completed' | 'failed' | 'canceled';
 
+/** A run's end to store (`ExecutionEngine.finish`). */
+interface EndReport {
+  readonly executionId: string;
+  readonly outcome: Outcome;
+  readonly reason: string | null;
+}
+
+/** The most ends of runs stored in one transaction. */
+const END_BATCH_MAX = 256;
+
 /**
  * The control-plane half of running executions (ARCHITECTURE.md "Executions, runners and the
  * protocol"): a queue handing out the oldest runnable execution whose servers can all be
@@ -84,6 +95,9 @@ export class ExecutionEngine {
   private readonly load = new RunnerLoad();
   /** A look at the queue after work announced by another replica, when one is due. */
   private remoteWork: NodeJS.Timeout | null = null;
+  /** Ends of runs waiting to be stored (`finish`), and whether a batch of them is being stored. */
+  private readonly ending: (EndReport & { resolve: (done: Stored<ExecutionData> | null) => void; reject: (e: unknown) => void })[] = [];
+  private storingEnds = false;
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
@@ -153,7 +167,9 @@ export class ExecutionEngine {
   /**
    * As `claim`, for several runners at once, each with its free slots, in the order given
    * (`Dispatch` puts the least loaded first): the queue is read once, a page at a time, and
-   * each execution started goes to the next runner with a free slot, in turn.
+   * each execution started goes to the next runner with a free slot, in turn. The
+   * executions of a page that can start are started together, in one transaction whose
+   * statements do not grow in number with them (`startMany`).
    */
   async claimFor(runners: readonly (readonly [runnerId: string, slots: number])[]): Promise<{ runner: string; assignment: Assignment }[]> {
     const free = runners.filter(([, n]) => n > 0).map(([name, n]) => ({ name, n }));
@@ -161,6 +177,8 @@ export class ExecutionEngine {
     if (left === 0) return [];
     const nowMs = this.clock.nowMs();
     const claimed: { runner: string; assignment: Assignment }[] = [];
+    // Servers of executions started, busy or waited for: a later execution needing one of
+    // them waits, so that none starts ahead of an older one on the same server.
     const reserved = new Set<string>();
     const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
     let turn = 0;
@@ -173,25 +191,43 @@ export class ExecutionEngine {
         sortBy: JSON.stringify({ time_created: 1 }),
         withoutTotal: true,
       });
-      // Servers busy now: their executions wait without a transaction each.
-      for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))], nowMs)) reserved.add(id);
-      for (const candidate of queued) {
-        if (left === 0) break;
-        const ids = candidate.data.server_ids;
-        let runner = free[turn % free.length];
-        while (runner && runner.n === 0) runner = free[++turn % free.length];
-        if (!runner) break;
-        const blocked = ids.some((id) => reserved.has(id));
-        const started = !blocked && (await this.start(candidate.id, ids, runner.name, nowMs));
-        if (!started) {
+      for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))])) reserved.add(id);
+      let next = 0;
+      // Picks as many as there are free slots; those that could not start (another replica
+      // took them meanwhile) give their slot back to the executions after them.
+      while (left > 0 && next < queued.length) {
+        const picks: { execution: Stored<ExecutionData>; runner: { name: string; n: number } }[] = [];
+        for (; next < queued.length && left > 0; next++) {
+          const candidate = queued[next] as Stored<ExecutionData>;
+          const ids = candidate.data.server_ids;
+          const blocked = ids.some((id) => reserved.has(id));
           for (const id of ids) reserved.add(id);
-          continue;
+          if (blocked) continue;
+          let runner = free[turn % free.length];
+          while (runner && runner.n === 0) runner = free[++turn % free.length];
+          if (!runner) break;
+          runner.n -= 1;
+          left -= 1;
+          turn += 1;
+          picks.push({ execution: candidate, runner });
         }
-        runner.n -= 1;
-        left -= 1;
-        turn += 1;
-        this.load.hold(runner.name, started.id);
-        claimed.push({ runner: runner.name, assignment: await this.assignment(started) });
+        if (picks.length === 0) break;
+        // The servers (for the assignments) are read beside the start, on another connection.
+        const [started, servers] = await Promise.all([
+          this.startMany(picks.map((p) => ({ execution: p.execution, runnerId: p.runner.name })), nowMs),
+          this.servers.liveMany([...new Set(picks.flatMap((p) => p.execution.data.server_ids))]),
+        ]);
+        const assignments = await this.assignments([...started.values()], servers.found);
+        for (const { execution, runner } of picks) {
+          const assignment = assignments.get(execution.id);
+          if (!assignment) {
+            runner.n += 1;
+            left += 1;
+            continue;
+          }
+          this.load.hold(runner.name, execution.id);
+          claimed.push({ runner: runner.name, assignment });
+        }
       }
       if (queued.length < perPage) break;
     }
@@ -204,22 +240,40 @@ export class ExecutionEngine {
   }
 
   /**
-   * Starts one queued execution on a runner if it is still queued and all its servers can be
-   * locked at once; null otherwise (another replica took it, or a server is busy).
+   * Starts queued executions on their runners, in one transaction: each one that is still
+   * queued, that no other replica is handing out right now, and all of whose servers can
+   * be locked at once. Returns the started ones by id; the others stay queued.
    */
-  private async start(executionId: string, serverIds: readonly string[], runnerId: string, nowMs: number): Promise<Stored<ExecutionData> | null> {
+  private async startMany(picks: readonly { execution: Stored<ExecutionData>; runnerId: string }[], nowMs: number): Promise<Map<string, Stored<ExecutionData>>> {
     try {
-      return await this.executions.transaction(async () => {
-        // Another replica handing it out right now: skipped, not waited for.
-        const latest = await this.executions.tryGetForUpdate(executionId);
-        if (latest?.data.state !== 'created') return null;
-        await this.locks.lockAll(serverIds, executionId, runnerId, nowMs + this.leaseTimeoutMs, nowMs);
-        return this.append(latest, 'started', { time_started: Math.floor(nowMs / 1000), runner_id: runnerId }, null);
-      });
+      return await this.startManyOnce(picks, nowMs);
     } catch (e) {
-      if (e instanceof LockConflict) return null;
+      // One of them was changed by another replica just before this read it: none starts
+      // now; they wait for the next look at the queue (see `tryGetManyForUpdate`).
+      if (e instanceof UniqueViolation) return new Map();
       throw e;
     }
+  }
+
+  private startManyOnce(picks: readonly { execution: Stored<ExecutionData>; runnerId: string }[], nowMs: number): Promise<Map<string, Stored<ExecutionData>>> {
+    return this.executions.transaction(async () => {
+      // Another replica handing one out right now: skipped, not waited for.
+      const latest = await this.executions.tryGetManyForUpdate(picks.map((p) => p.execution.id));
+      const queued = picks.filter((p) => latest.get(p.execution.id)?.data.state === 'created');
+      const locked = await this.locks.lockEach(
+        queued.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId })),
+        nowMs + this.leaseTimeoutMs,
+      );
+      const go = queued.filter((p) => locked.has(p.execution.id));
+      const started = await this.appendMany(
+        go.map((p) => ({
+          latest: latest.get(p.execution.id) as Stored<ExecutionData>,
+          to: 'started' as const,
+          patch: { time_started: Math.floor(nowMs / 1000), runner_id: p.runnerId },
+        })),
+      );
+      return new Map(started.map((e) => [e.id, e]));
+    });
   }
 
   /** Renews the leases of a runner's executions (its heartbeat). */
@@ -313,24 +367,80 @@ export class ExecutionEngine {
    * Ends a run. On success the playbook's effects are applied to the cluster and its
    * servers in the same transaction as the state change; locks are released either way.
    * A report for an execution that is already over is ignored (returns null).
+   *
+   * Ends reported while others are being stored wait for them and are then stored together,
+   * in one transaction whose statements do not grow in number with them (`finishMany`): under
+   * load, a burst of results costs a few round trips, not a few per run. One alone is stored
+   * at once. Inside the caller's transaction, it is stored in that transaction.
    */
-  async finish(executionId: string, outcome: Outcome, reason: string | null): Promise<Stored<ExecutionData> | null> {
+  finish(executionId: string, outcome: Outcome, reason: string | null): Promise<Stored<ExecutionData> | null> {
+    if (this.executions.inTransaction()) return this.finishMany([{ executionId, outcome, reason }]).then((done) => done[0] ?? null);
+    return new Promise((resolve, reject) => {
+      this.ending.push({ executionId, outcome, reason, resolve, reject });
+      if (!this.storingEnds) void this.storeEnds();
+    });
+  }
+
+  /** Stores the ends `finish` queued, a batch at a time, until none is left. */
+  private async storeEnds(): Promise<void> {
+    this.storingEnds = true;
+    try {
+      while (this.ending.length) {
+        const batch = this.ending.splice(0, END_BATCH_MAX);
+        try {
+          const done = await this.finishMany(batch);
+          batch.forEach((end, i) => end.resolve(done[i] ?? null));
+        } catch (e) {
+          if (batch.length === 1) {
+            batch[0]?.reject(e);
+            continue;
+          }
+          // One end failing (its effects threw) must not fail the others: each alone.
+          for (const end of batch) {
+            await this.finishMany([end]).then(
+              (done) => end.resolve(done[0] ?? null),
+              (err: unknown) => end.reject(err),
+            );
+          }
+        }
+      }
+    } finally {
+      this.storingEnds = false;
+    }
+  }
+
+  /** Ends runs in one transaction (see `finish`); null for each one already over, or named twice. */
+  private finishMany(ends: readonly EndReport[]): Promise<(Stored<ExecutionData> | null)[]> {
     const nowS = Math.floor(this.clock.nowMs() / 1000);
     return this.executions.transaction(async () => {
-      const latest = await this.executions.getForUpdate(executionId);
-      if (!latest || isFinal(latest.data.state as ExecutionState)) return null;
-      // `canceled` is what a user asked for. A run the runner stopped on its own (its drain
-      // ran out of grace) was not: it failed, with the runner's reason.
-      const selfCanceled = outcome === 'canceled' && latest.data.state !== 'canceling';
-      const to: ExecutionState = outcome === 'completed' ? 'completed' : outcome === 'canceled' && !selfCanceled ? 'canceled' : 'failed';
-      const why = selfCanceled ? `runner ${latest.data.runner_id ?? 'unknown'} stopped the run: ${reason ?? 'no reason given'}` : reason;
-      const done = await this.append(latest, to, { time_finished: nowS, reason: why }, null);
-      // the run's files serve its effects (when it completed), then none stays
-      const artifacts = await this.eventsRepo.takeArtifacts(executionId);
-      if (to === 'completed') await this.effects.apply(done, artifacts, nowS);
-      await this.locks.release(executionId);
+      const latest = await this.executions.getManyForUpdate(ends.map((e) => e.executionId));
+      const changes: { latest: Stored<ExecutionData>; to: ExecutionState; patch: Partial<ExecutionData> }[] = [];
+      const at: number[] = [];
+      const seen = new Set<string>();
+      for (const [i, end] of ends.entries()) {
+        const current = latest.get(end.executionId);
+        if (!current || isFinal(current.data.state as ExecutionState) || seen.has(end.executionId)) continue;
+        seen.add(end.executionId);
+        // `canceled` is what a user asked for. A run the runner stopped on its own (its drain
+        // ran out of grace) was not: it failed, with the runner's reason.
+        const selfCanceled = end.outcome === 'canceled' && current.data.state !== 'canceling';
+        const to: ExecutionState = end.outcome === 'completed' ? 'completed' : end.outcome === 'canceled' && !selfCanceled ? 'canceled' : 'failed';
+        const why = selfCanceled ? `runner ${current.data.runner_id ?? 'unknown'} stopped the run: ${end.reason ?? 'no reason given'}` : end.reason;
+        changes.push({ latest: current, to, patch: { time_finished: nowS, reason: why } });
+        at.push(i);
+      }
+      const out: (Stored<ExecutionData> | null)[] = ends.map(() => null);
+      if (changes.length === 0) return out;
+      const done = await this.appendMany(changes);
+      // the runs' files serve their effects (when they completed), then none stays
+      const artifacts = await this.eventsRepo.takeArtifacts(done.map((e) => e.id));
+      for (const execution of done) {
+        if (execution.data.state === 'completed') await this.effects.apply(execution, artifacts.get(execution.id) ?? [], nowS);
+      }
+      await this.locks.release(done.map((e) => e.id));
       await this.bus.publish('work');
-      return done;
+      done.forEach((execution, k) => (out[at[k] as number] = execution));
+      return out;
     });
   }
 
@@ -351,7 +461,7 @@ export class ExecutionEngine {
       const next = await this.append(latest, to, { ...patch, ...(isFinal(to) ? { time_finished: Math.floor(this.clock.nowMs() / 1000) } : {}) }, initiatorId);
       if (isFinal(to)) {
         await this.eventsRepo.removeArtifacts(executionId);
-        await this.locks.release(executionId);
+        await this.locks.release([executionId]);
       }
       return next;
     });
@@ -387,7 +497,7 @@ export class ExecutionEngine {
       const runner = execution?.data.runner_id ?? 'unknown';
       const done = await this.finish(id, 'failed', `runner ${runner} stopped answering: its lease expired`);
       if (done) failed.push(id);
-      else await this.locks.release(id);
+      else await this.locks.release([id]);
     }
     if (expired.length) await this.bus.publish('work');
     return failed;
@@ -418,19 +528,25 @@ export class ExecutionEngine {
     return items;
   }
 
-  /** The assignment of a started execution; remembers its runner and host map. */
-  private async assignment(execution: Stored<ExecutionData>): Promise<Assignment> {
-    const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
-    if (!config) throw new Error(`configuration of execution ${execution.id} is missing`);
-    const serverIds: Record<string, string> = {};
-    const hostKeys: Record<string, string> = {};
-    const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
-    for (const server of servers) {
-      if (server.data.ip) serverIds[server.data.ip] = server.id;
-      if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
+  /** The assignments of started executions, by id, from their live servers; remembers their runners and host maps. */
+  private async assignments(executions: readonly Stored<ExecutionData>[], live: readonly Stored<ServerData>[]): Promise<Map<string, Assignment>> {
+    const out = new Map<string, Assignment>();
+    const servers = new Map(live.map((s) => [s.id, s]));
+    for (const execution of executions) {
+      const ref = execution.data.playbook_configuration;
+      const config = await this.configurations.getVersion(ref.id, ref.version);
+      if (!config) throw new Error(`configuration of execution ${execution.id} is missing`);
+      const own = execution.data.server_ids.flatMap((id) => servers.get(id) ?? []);
+      const serverIds: Record<string, string> = {};
+      const hostKeys: Record<string, string> = {};
+      for (const server of own) {
+        if (server.data.ip) serverIds[server.data.ip] = server.id;
+        if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
+      }
+      if (execution.data.runner_id) this.running.set(execution.id, { runnerId: execution.data.runner_id, hosts: hostMap(own) });
+      out.set(execution.id, { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds, hostKeys });
     }
-    if (execution.data.runner_id) this.running.set(execution.id, { runnerId: execution.data.runner_id, hosts: hostMap(servers) });
-    return { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds, hostKeys };
+    return out;
   }
 
   /** The server a step's host (an IP, or a server id) names among the execution's servers. */
@@ -453,6 +569,24 @@ export class ExecutionEngine {
     if (isFinal(to)) await this.ended.emit(next);
     return next;
   }
+  /** As `append`, for several executions (a new version each, in one statement). */
+  private async appendMany(changes: readonly { latest: Stored<ExecutionData>; to: ExecutionState; patch: Partial<ExecutionData> }[]): Promise<Stored<ExecutionData>[]> {
+    for (const { latest, to } of changes) checkTransition(latest.data.state, to);
+    const nowS = Math.floor(this.clock.nowMs() / 1000);
+    const next = await this.executions.appendMany(
+      changes.map(({ latest, to, patch }) => ({ latest, change: { data: { ...latest.data, ...patch, state: to } } })),
+      null,
+      nowS,
+    );
+    for (const e of next) {
+      const final = isFinal(e.data.state as ExecutionState);
+      await this.publishEvent({ executionId: e.id, kind: 'state', final });
+      if (final) await this.ended.emit(e);
+    }
+    return next;
+  }
+
+
 }
 
 /** Server id by step host: each server's IP and its id, the first server naming a host winning. */

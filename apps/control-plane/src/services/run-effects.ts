@@ -28,9 +28,13 @@ export class RunEffects {
   /** Applies what a completed run did to its cluster and servers; the caller holds the transaction. */
   async apply(execution: Stored<ExecutionData>, artifacts: readonly RunFile[], nowS: number): Promise<void> {
     const plugin = getPlugin(execution.data.playbook_configuration.playbook_name);
+    if (!plugin) throw new Error(`cannot apply the effects of execution ${execution.id}: no playbook ${execution.data.playbook_configuration.playbook_name}`);
+    // A playbook that changes nothing (`hello_world`): the cluster is neither read nor
+    // locked, and its runs end side by side.
+    if (!plugin.onSuccess) return;
     const cluster = await this.clusters.getForUpdate(execution.data.cluster_id);
     const config = await this.configurations.getVersion(execution.data.playbook_configuration.id, execution.data.playbook_configuration.version);
-    if (!plugin || !cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
+    if (!cluster || !config) throw new Error(`cannot apply the effects of execution ${execution.id}`);
     const servers = (await this.servers.liveMany(execution.data.server_ids)).found;
     const effect = plugin.onSuccess(pluginCluster(cluster), servers.map(pluginServer), config.data.configuration, artifacts);
     if (effect.files) {
