@@ -19,6 +19,7 @@ const ALL = [
 const ON_POSTGRES = ['apps/control-plane/test/**/*.test.ts', 'test/client/**/*.test.ts', 'test/compat/**/*.test.ts'];
 /** Files of ON_POSTGRES that hold no data (configuration, builds, serving files), or that run on PostgreSQL in any case. */
 const NOT_ON_POSTGRES = [
+  'apps/control-plane/test/batcher.test.ts',
   'apps/control-plane/test/build-if-stale.test.ts',
   'apps/control-plane/test/config.test.ts',
   'apps/control-plane/test/log-format.test.ts',

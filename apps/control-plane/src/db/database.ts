@@ -162,3 +162,24 @@ export function atomically<T>(db: Database, fn: () => Promise<T>): Promise<T> {
 export function textList(dialect: Dialect, values: readonly string[]): SQL {
   return dialect === 'postgres' ? sql`SELECT unnest(${sql.param([...values])}::text[])` : sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
 }
+
+/**
+ * Rows as a `SELECT` of one parameter per column on PostgreSQL (`unnest($1::text[],
+ * $2::int8[], …)`, each array cast to its column's type in `types`) and of one JSON array on
+ * SQLite (`json_each`), for `INSERT INTO t (…) ${rowSource(…)} ON CONFLICT …`: the
+ * statement's text does not depend on how many rows it writes, so it is prepared once, on
+ * either engine (a `VALUES` list is a new statement for each length). Values are strings,
+ * integers or null.
+ */
+export function rowSource(dialect: Dialect, rows: readonly (readonly (string | number | null)[])[], types: readonly string[]): SQL {
+  if (dialect === 'postgres') {
+    const arrays = sql.join(
+      types.map((type, i) => sql`${sql.param(rows.map((r) => r[i]))}::${sql.raw(type)}[]`),
+      sql`, `,
+    );
+    return sql`SELECT * FROM unnest(${arrays})`;
+  }
+  const columns = sql.raw(types.map((_, i) => `value ->> ${i}`).join(', '));
+  // `WHERE true`: SQLite reads an `ON CONFLICT` after a bare `FROM` as a join's.
+  return sql`SELECT ${columns} FROM json_each(${JSON.stringify(rows)}) WHERE true`;
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData } from '@carapace/models';
-import { QueryBudgetExceeded, RejectedPattern, textList, type Database } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Database } from './database.js';
 import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { DEFAULT_LIMITS } from './versioned.repository.js';
@@ -100,16 +100,11 @@ export class ExecutionEventsRepository {
    */
   async addSteps(steps: readonly (StepInput & EventKey)[], nowS: number): Promise<EventKey[]> {
     if (steps.length === 0) return [];
-    const rows = sql.join(
-      steps.map(
-        (s) => sql`(${s.executionId}, ${s.seq}, ${randomUUID()}, ${nowS}, ${s.role}, ${s.name}, ${s.result}, ${JSON.stringify(s.error)},
-          ${s.serverId}, ${s.timeStarted}, ${s.timeFinished})`,
-      ),
-      sql`, `,
-    );
+    const columns = sql.raw('execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished');
+    const rows = steps.map((s) => [s.executionId, s.seq, randomUUID(), nowS, s.role, s.name, s.result, JSON.stringify(s.error), s.serverId, s.timeStarted, s.timeFinished] as const);
+    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text', 'int8', 'text', 'text', 'text', 'text', 'text', 'int8', 'int8']);
     return this.db.all<EventKey>(sql`
-      INSERT INTO execution_steps (execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished)
-      VALUES ${rows}
+      INSERT INTO execution_steps (${columns}) ${source}
       ON CONFLICT (execution_id, seq) DO NOTHING RETURNING execution_id AS "executionId", seq`);
   }
 
@@ -238,12 +233,10 @@ export class ExecutionEventsRepository {
    */
   async appendLogs(chunks: readonly LogChunkInput[]): Promise<LogChunkInput[]> {
     if (chunks.length === 0) return [];
-    const rows = sql.join(
-      chunks.map((c) => sql`(${c.executionId}, ${c.offset}, ${c.text})`),
-      sql`, `,
-    );
+    const rows = chunks.map((c) => [c.executionId, c.offset, c.text] as const);
+    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text']);
     const added = await this.db.all<{ executionId: string; offset: number }>(sql`
-      INSERT INTO execution_log_chunks (execution_id, "offset", text) VALUES ${rows}
+      INSERT INTO execution_log_chunks (execution_id, "offset", text) ${source}
       ON CONFLICT (execution_id, "offset") DO NOTHING RETURNING execution_id AS "executionId", "offset"`);
     const stored = new Set(added.map((a) => `${a.offset} ${a.executionId}`));
     // A chunk sent twice in one batch is stored once, and counted once.

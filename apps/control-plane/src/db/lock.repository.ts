@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { textList, type Database } from './database.js';
+import { rowSource, textList, type Database } from './database.js';
 
 /** A held server lock. */
 export interface ServerLock {
@@ -50,12 +50,8 @@ export class LockRepository {
     if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
     const locked = new Set(requests.filter((r) => r.serverIds.length === 0).map((r) => r.executionId));
     if (rows.length === 0) return locked;
-    // One parameter per column (PostgreSQL) or one JSON array (SQLite): one statement text
-    // whatever the number of rows. A server locked already is not returned.
-    const source =
-      this.db.dialect === 'postgres'
-        ? sql`SELECT s, e, o, ${expiresAt}::int8 FROM unnest(${sql.param(rows.map((r) => r[0]))}::text[], ${sql.param(rows.map((r) => r[1]))}::text[], ${sql.param(rows.map((r) => r[2]))}::text[]) AS l(s, e, o)`
-        : sql`SELECT value ->> 0, value ->> 1, value ->> 2, ${expiresAt} FROM json_each(${JSON.stringify(rows)}) WHERE true`;
+    // A server locked already is not returned.
+    const source = rowSource(this.db.dialect, rows.map(([serverId, executionId, owner]) => [serverId, executionId, owner, expiresAt]), ['text', 'text', 'text', 'int8']);
     const taken = await this.db.all<{ executionId: string }>(sql`
       INSERT INTO server_locks (server_id, execution_id, owner, expires_at) ${source}
       ON CONFLICT (server_id) DO NOTHING
@@ -82,9 +78,10 @@ export class LockRepository {
     return rows.map((r) => r.serverId);
   }
 
-  /** Extends every lease of an owner; returns how many. */
-  renew(owner: string, expiresAt: number): Promise<number> {
-    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner = ${owner}`);
+  /** Extends every lease of these owners; returns how many. */
+  async renew(owners: readonly string[], expiresAt: number): Promise<number> {
+    if (owners.length === 0) return 0;
+    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner IN (${textList(this.db.dialect, owners)})`);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from './database.js';
+import { rowSource, type Database } from './database.js';
 
 /** A runner's open stream as every replica sees it. */
 export interface StoredSession {
@@ -45,9 +45,11 @@ export class RunnerSessionRepository {
         last_heartbeat_ms = excluded.last_heartbeat_ms, peer = excluded.peer, ssh_public_key = excluded.ssh_public_key, draining = 0`);
   }
 
-  /** Renews the heartbeat time of a stream (if it is still the runner's). */
-  async heartbeat(name: string, sessionId: string, nowMs: number): Promise<void> {
-    await this.db.run(sql`UPDATE runner_sessions SET last_heartbeat_ms = ${nowMs} WHERE name = ${name} AND session_id = ${sessionId}`);
+  /** Renews the heartbeat time of streams (those still their runner's), in one statement. */
+  async heartbeat(streams: readonly { name: string; sessionId: string }[], nowMs: number): Promise<void> {
+    if (streams.length === 0) return;
+    const keys = rowSource(this.db.dialect, streams.map((s) => [s.name, s.sessionId]), ['text', 'text']);
+    await this.db.run(sql`UPDATE runner_sessions SET last_heartbeat_ms = ${nowMs} WHERE (name, session_id) IN (${keys})`);
   }
 
   /** Marks a stream's runner as draining. */

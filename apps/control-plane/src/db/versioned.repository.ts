@@ -3,7 +3,7 @@ import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
-import { atomically, QueryBudgetExceeded, RejectedPattern, textList, type Database } from './database.js';
+import { atomically, QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Database } from './database.js';
 import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
 import { SqliteDatabase } from './sqlite.js';
@@ -128,22 +128,10 @@ export class VersionedRepository<D> {
   }
 
   /**
-   * As `getForUpdate`, without waiting: null when another transaction (another replica)
-   * holds the model, which the caller then skips, as `SKIP LOCKED` would.
-   */
-  async tryGetForUpdate(id: string): Promise<Stored<D> | undefined | null> {
-    if (this.db.dialect === 'postgres') {
-      const row = await this.db.get<{ ok: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(${id})) AS ok`);
-      if (!row?.ok) return null;
-    }
-    return this.read(id);
-  }
-
-  /**
    * As `getForUpdate` for several models: their latest versions by id (unknown ids left
    * out), each locked until the caller's transaction ends. The locks are taken in one
-   * statement, in the order of the sorted ids (unnest's order), so that two callers locking overlapping sets take
-   * turns instead of waiting for each other.
+   * statement, in the order of the sorted ids (unnest's order), so that two callers locking
+   * overlapping sets take turns instead of waiting for each other.
    */
   async getManyForUpdate(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
     const sorted = [...new Set(ids)].sort();
@@ -156,8 +144,9 @@ export class VersionedRepository<D> {
   }
 
   /**
-   * As `tryGetForUpdate` for several models, in one statement: the latest versions of those
-   * no other transaction holds, by id; the others, and unknown ids, are left out.
+   * As `getManyForUpdate`, without waiting, in one statement: the latest versions of those
+   * no other transaction holds (another replica), by id; the others, and unknown ids, are
+   * left out, as `SKIP LOCKED` would.
    *
    * The statement's snapshot is taken before it takes the locks, so a holder that commits
    * in between is not seen: what is read may be the version before its change. A caller
@@ -379,8 +368,8 @@ export class VersionedRepository<D> {
 
   /**
    * As `append` for several models at once (each once at most): one statement unmarks the
-   * latest versions and one inserts the next ones (a single one on PostgreSQL), whatever
-   * their number. Returns the new versions in the order given (`latest` where nothing
+   * latest versions and one inserts the next ones (a single one on PostgreSQL), the same
+   * statements whatever their number. Returns the new versions in the order given (`latest` where nothing
    * changed).
    */
   async appendMany(
@@ -397,21 +386,16 @@ export class VersionedRepository<D> {
     const ids = next.map((m) => m.id);
     await atomically(this.db, async () => {
       if (COUNTED_TABLES.has(this.name)) await this.changes.bump(this.name);
+      const rows = next.map((m, i) => [m.id, m.version, m.time_updated, m.time_deleted, m.initiator_id, texts[i] as string]);
+      const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'int8', 'int8', 'text', 'text']);
       if (this.db.dialect === 'postgres') {
-        const column = <T>(pick: (m: Stored<D>, i: number) => T) => sql.param(next.map(pick));
         // The UPDATE runs first (the INSERT reads its count): see `insert`.
         await this.db.run(sql`
           WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('postgres', ids)}) AND is_latest = 1 RETURNING 1)
-          INSERT INTO ${this.table} (${columns})
-          SELECT v.*, 1 FROM (SELECT count(*) FROM unmarked) AS n,
-            unnest(${column((m) => m.id)}::text[], ${column((m) => m.version)}::int8[], ${column((m) => m.time_updated)}::int8[],
-                   ${column((m) => m.time_deleted)}::int8[], ${column((m) => m.initiator_id)}::text[], ${column((_, i) => texts[i])}::text[]) AS v`);
+          INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM (SELECT count(*) FROM unmarked) AS n, (${source}) AS v`);
       } else {
-        const rows = next.map((m, i) => [m.id, m.version, m.time_updated, m.time_deleted, m.initiator_id, texts[i]]);
         await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('sqlite', ids)}) AND is_latest = 1`);
-        await this.db.run(
-          sql`INSERT INTO ${this.table} (${columns}) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 1 FROM json_each(${JSON.stringify(rows)})`,
-        );
+        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM (${source}) AS v`);
       }
     }).catch((e: unknown) => {
       const field = this.db.uniqueViolation(e);

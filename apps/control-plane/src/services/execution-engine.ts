@@ -11,6 +11,7 @@ import { checkTransition, isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
 import type { ServerService } from './server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
+import { Batcher } from './batcher.js';
 import { RunnerLoad } from './runner-load.js';
 import { AsyncSignal, Signal } from './signal.js';
 
@@ -58,8 +59,24 @@ interface EndReport {
   readonly reason: string | null;
 }
 
+/** What runners reported of their runs' progress (`ExecutionEngine.recordEvents`). */
+interface EventReport {
+  readonly steps: readonly { executionId: string; seq: number; report: StepReport }[];
+  readonly logs: readonly LogChunkInput[];
+}
+
+/** How many of the steps and log chunks reported were new, and the bytes of the new chunks. */
+export interface EventCounts {
+  readonly steps: number;
+  readonly logs: number;
+  readonly logBytes: number;
+}
+
 /** The most ends of runs stored in one transaction. */
 const END_BATCH_MAX = 256;
+/** The most reports of steps and log chunks stored together, and about the most bytes of their chunks. */
+const EVENT_BATCH_MAX = 256;
+const EVENT_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * The control-plane half of running executions (ARCHITECTURE.md "Executions, runners and the
@@ -95,9 +112,22 @@ export class ExecutionEngine {
   private readonly load = new RunnerLoad();
   /** A look at the queue after work announced by another replica, when one is due. */
   private remoteWork: NodeJS.Timeout | null = null;
-  /** Ends of runs waiting to be stored (`finish`), and whether a batch of them is being stored. */
-  private readonly ending: (EndReport & { resolve: (done: Stored<ExecutionData> | null) => void; reject: (e: unknown) => void })[] = [];
-  private storingEnds = false;
+  /** Heartbeats waiting to renew their runners' leases together (`heartbeat`). */
+  private readonly renewals = new Batcher<string, void>(
+    async (runners) => {
+      await this.locks.renew(runners, this.clock.nowMs() + this.leaseTimeoutMs);
+      return runners.map(() => undefined);
+    },
+    { maxItems: END_BATCH_MAX * 4 },
+  );
+  /** Ends of runs reported while others are stored, stored together next (`finish`). */
+  private readonly ends = new Batcher<EndReport, Stored<ExecutionData> | null>((ends) => this.finishMany(ends), { maxItems: END_BATCH_MAX });
+  /** Steps and log chunks reported while others are stored, stored together next (`recordEvents`). */
+  private readonly reports = new Batcher<EventReport, EventCounts>((reports) => this.storeEvents(reports), {
+    maxItems: EVENT_BATCH_MAX,
+    maxWeight: EVENT_BATCH_BYTES,
+    weight: (r) => r.logs.reduce((n, c) => n + c.text.length, 0),
+  });
 
   constructor(
     private readonly executions: VersionedRepository<ExecutionData>,
@@ -276,9 +306,12 @@ export class ExecutionEngine {
     });
   }
 
-  /** Renews the leases of a runner's executions (its heartbeat). */
+  /**
+   * Renews the leases of a runner's executions (its heartbeat). Heartbeats that arrive while
+   * others are stored are stored together next, in one statement (`Batcher`).
+   */
   async heartbeat(runnerId: string): Promise<void> {
-    await this.locks.renew(runnerId, this.clock.nowMs() + this.leaseTimeoutMs);
+    await this.renewals.add(runnerId);
   }
 
   /** Whether an execution was handed to this runner (the events of others are dropped). */
@@ -320,25 +353,44 @@ export class ExecutionEngine {
   }
 
   /**
-   * Stores what runners reported, each step and log chunk once (one statement for the steps,
-   * one for the chunks), and tells followers of each execution that gained some. Returns how
-   * many were new, and the bytes of the new chunks.
+   * Stores what runners reported, each step and log chunk once, and tells followers of each
+   * execution that gained some. Returns how many were new, and the bytes of the new chunks.
+   * Reports that come while others are stored are stored together next: one statement for
+   * their steps, one for their chunks (`Batcher`).
    */
-  async recordEvents(
-    steps: readonly { executionId: string; seq: number; report: StepReport }[],
-    logs: readonly LogChunkInput[],
-  ): Promise<{ steps: number; logs: number; logBytes: number }> {
+  recordEvents(steps: EventReport['steps'], logs: EventReport['logs']): Promise<EventCounts> {
+    if (steps.length === 0 && logs.length === 0) return Promise.resolve({ steps: 0, logs: 0, logBytes: 0 });
+    if (this.executions.inTransaction()) return this.storeEvents([{ steps, logs }]).then((counts) => counts[0] as EventCounts);
+    return this.reports.add({ steps, logs });
+  }
+
+  /** Stores several reports at once (see `recordEvents`); the counts of each. */
+  private async storeEvents(reports: readonly EventReport[]): Promise<EventCounts[]> {
     const inputs: (StepInput & EventKey)[] = [];
-    for (const { executionId, seq, report } of steps) {
-      const { host, ...rest } = report;
-      inputs.push({ ...rest, executionId, seq, serverId: await this.serverIdOf(executionId, host) });
+    for (const { steps } of reports) {
+      for (const { executionId, seq, report } of steps) {
+        const { host, ...rest } = report;
+        inputs.push({ ...rest, executionId, seq, serverId: await this.serverIdOf(executionId, host) });
+      }
     }
     const nowS = Math.floor(this.clock.nowMs() / 1000);
     const addedSteps = await this.eventsRepo.addSteps(inputs, nowS);
-    const addedLogs = await this.eventsRepo.appendLogs(logs);
+    const addedLogs = await this.eventsRepo.appendLogs(reports.flatMap((r) => r.logs));
     for (const id of new Set(addedSteps.map((k) => k.executionId))) await this.publishEvent({ executionId: id, kind: 'step' });
     for (const id of new Set(addedLogs.map((c) => c.executionId))) await this.publishEvent({ executionId: id, kind: 'log' });
-    return { steps: addedSteps.length, logs: addedLogs.length, logBytes: addedLogs.reduce((n, c) => n + Buffer.byteLength(c.text), 0) };
+    // Each new step and chunk counts for the first report that brought it.
+    const newSteps = new Set(addedSteps.map((k) => `${k.seq} ${k.executionId}`));
+    const newLogs = new Set(addedLogs.map((c) => `${c.offset} ${c.executionId}`));
+    return reports.map(({ steps, logs }) => {
+      const counts = { steps: 0, logs: 0, logBytes: 0 };
+      for (const { executionId, seq } of steps) if (newSteps.delete(`${seq} ${executionId}`)) counts.steps += 1;
+      for (const c of logs) {
+        if (!newLogs.delete(`${c.offset} ${c.executionId}`)) continue;
+        counts.logs += 1;
+        counts.logBytes += Buffer.byteLength(c.text);
+      }
+      return counts;
+    });
   }
 
   /**
@@ -374,39 +426,9 @@ export class ExecutionEngine {
    * at once. Inside the caller's transaction, it is stored in that transaction.
    */
   finish(executionId: string, outcome: Outcome, reason: string | null): Promise<Stored<ExecutionData> | null> {
-    if (this.executions.inTransaction()) return this.finishMany([{ executionId, outcome, reason }]).then((done) => done[0] ?? null);
-    return new Promise((resolve, reject) => {
-      this.ending.push({ executionId, outcome, reason, resolve, reject });
-      if (!this.storingEnds) void this.storeEnds();
-    });
-  }
-
-  /** Stores the ends `finish` queued, a batch at a time, until none is left. */
-  private async storeEnds(): Promise<void> {
-    this.storingEnds = true;
-    try {
-      while (this.ending.length) {
-        const batch = this.ending.splice(0, END_BATCH_MAX);
-        try {
-          const done = await this.finishMany(batch);
-          batch.forEach((end, i) => end.resolve(done[i] ?? null));
-        } catch (e) {
-          if (batch.length === 1) {
-            batch[0]?.reject(e);
-            continue;
-          }
-          // One end failing (its effects threw) must not fail the others: each alone.
-          for (const end of batch) {
-            await this.finishMany([end]).then(
-              (done) => end.resolve(done[0] ?? null),
-              (err: unknown) => end.reject(err),
-            );
-          }
-        }
-      }
-    } finally {
-      this.storingEnds = false;
-    }
+    const end = { executionId, outcome, reason };
+    if (this.executions.inTransaction()) return this.finishMany([end]).then((done) => done[0] ?? null);
+    return this.ends.add(end);
   }
 
   /** Ends runs in one transaction (see `finish`); null for each one already over, or named twice. */

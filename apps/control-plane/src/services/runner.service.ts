@@ -6,7 +6,11 @@ import type { RunnerRepository } from '../db/runner.repository.js';
 import type { RunnerSessionRepository } from '../db/runner-session.repository.js';
 import type { Clock } from '../ports.js';
 import { nowS } from '../ports.js';
+import { Batcher } from './batcher.js';
 import { Signal } from './signal.js';
+
+/** The most heartbeats stored in one statement. */
+const HEARTBEAT_BATCH_MAX = 1000;
 
 /** Names runners may have: what fits a hostname label, dots and underscores allowed. */
 export const RUNNER_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
@@ -54,6 +58,14 @@ function digest(secret: string): string {
  */
 export class RunnerService {
   private readonly sessions = new Map<string, RunnerSession>();
+  /** Heartbeats waiting to be stored together (`heartbeat`), at the time of their group. */
+  private readonly heartbeats = new Batcher<{ name: string; sessionId: string }, void>(
+    async (streams) => {
+      await this.stored.heartbeat(streams, this.clock.nowMs());
+      return streams.map(() => undefined);
+    },
+    { maxItems: HEARTBEAT_BATCH_MAX },
+  );
   /** Emitted with a runner's name when its token is revoked: its stream must close. */
   readonly revoked = new Signal<string>();
 
@@ -136,10 +148,13 @@ export class RunnerService {
     return { session, replaced };
   }
 
-  /** A session's heartbeat arrived. */
+  /**
+   * A session's heartbeat arrived. Those that arrive while others are stored are stored
+   * together next, in one statement (`Batcher`): a thousand runners' heartbeats cost a few.
+   */
   async heartbeat(session: RunnerSession): Promise<void> {
     session.lastHeartbeatMs = this.clock.nowMs();
-    await this.stored.heartbeat(session.name, session.sessionId, session.lastHeartbeatMs);
+    await this.heartbeats.add({ name: session.name, sessionId: session.sessionId });
   }
 
   /** A session's runner is shutting down: it takes no new work. */

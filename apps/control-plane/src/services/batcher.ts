@@ -1,0 +1,67 @@
+/**
+ * Groups calls that come while others are being served, so that a burst costs one call of
+ * `serve` (one transaction, a few round trips) instead of one per caller. A call that comes
+ * when nothing is being served is served at once, alone: waiting for company would only add
+ * latency. Those that come meanwhile wait for it, then go together, up to `maxItems` items
+ * or `maxWeight` of their weight (one at least).
+ *
+ * When a group fails, each of its items is served again alone, so that one bad item (its
+ * effects cannot be applied, its row is refused) fails only its own caller.
+ */
+export class Batcher<I, O> {
+  private readonly waiting: { item: I; resolve: (out: O) => void; reject: (e: unknown) => void }[] = [];
+  private serving = false;
+
+  /** `serve` answers each item of a group, in order, in one go. */
+  constructor(
+    private readonly serve: (items: readonly I[]) => Promise<O[]>,
+    private readonly limits: { readonly maxItems: number; readonly maxWeight?: number; readonly weight?: (item: I) => number },
+  ) {}
+
+  /** Serves `item` with those that come with it; resolves with its own answer. */
+  add(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (!this.serving) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.serving = true;
+    try {
+      while (this.waiting.length) {
+        const group = this.take();
+        try {
+          const out = await this.serve(group.map((g) => g.item));
+          group.forEach((g, i) => g.resolve(out[i] as O));
+        } catch (e) {
+          if (group.length === 1) {
+            group[0]?.reject(e);
+            continue;
+          }
+          for (const g of group) {
+            await this.serve([g.item]).then(
+              (out) => g.resolve(out[0] as O),
+              (err: unknown) => g.reject(err),
+            );
+          }
+        }
+      }
+    } finally {
+      this.serving = false;
+    }
+  }
+
+  /** The next group: the oldest waiting calls, within the limits. */
+  private take(): typeof this.waiting {
+    const { maxItems, maxWeight = Infinity, weight = () => 0 } = this.limits;
+    let n = 0;
+    let total = 0;
+    while (n < this.waiting.length && n < maxItems) {
+      total += weight((this.waiting[n] as { item: I }).item);
+      if (n > 0 && total > maxWeight) break;
+      n += 1;
+    }
+    return this.waiting.splice(0, n);
+  }
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from '../src/services/batcher.js';
+
+describe('Batcher', () => {
+  it('serves a lone call at once, and the calls that come meanwhile together, within the limits', async () => {
+    const groups: number[][] = [];
+    let release: () => void = () => undefined;
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        groups.push([...items]);
+        if (groups.length === 1) await new Promise<void>((r) => (release = r));
+        return items.map((i) => i * 10);
+      },
+      { maxItems: 3, maxWeight: 100, weight: (i) => i },
+    );
+    const first = batcher.add(1);
+    expect(groups).toEqual([[1]]);
+    const rest = [2, 3, 4, 5, 90, 20].map((i) => batcher.add(i));
+    release();
+    expect(await Promise.all([first, ...rest])).toEqual([10, 20, 30, 40, 50, 900, 200]);
+    // three at most; 5 + 90 fit in 100, 5 + 90 + 20 do not
+    expect(groups).toEqual([[1], [2, 3, 4], [5, 90], [20]]);
+  });
+
+  it('serves each call of a failed group alone, so a bad one fails only its caller', async () => {
+    const groups: number[][] = [];
+    let release: () => void = () => undefined;
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        groups.push([...items]);
+        if (groups.length === 1) await new Promise<void>((r) => (release = r));
+        if (items.includes(13)) throw new Error('unlucky');
+        return items.map((i) => -i);
+      },
+      { maxItems: 10 },
+    );
+    const first = batcher.add(1);
+    const rest = [12, 13, 14].map((i) => batcher.add(i));
+    release();
+    const settled = await Promise.allSettled([first, ...rest]);
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error).message))).toEqual([-1, -12, 'unlucky', -14]);
+    expect(groups).toEqual([[1], [12, 13, 14], [12], [13], [14]]);
+    // and it goes on serving
+    expect(await batcher.add(2)).toBe(-2);
+  });
+});
