@@ -1,0 +1,182 @@
+import type { ExecutionData, PlaybookConfigurationData, ServerData } from '@carapace/models';
+import type { LockRepository } from '../db/lock.repository.js';
+import type { VersionedRepository } from '../db/versioned.repository.js';
+import type { Stored } from '../domain/list-types.js';
+import { UniqueViolation } from '../errors.js';
+import type { Clock } from '../ports.js';
+import type { Assignment } from './execution-engine.js';
+import type { StateChange } from './run-ends.js';
+import type { ServerService } from './server.service.js';
+
+/** The most queued executions one read of the queue takes (a page). */
+const CLAIM_PAGE_MAX = 500;
+
+/** A runner with the slots it has free while a claim hands out work. */
+interface FreeRunner {
+  readonly name: string;
+  n: number;
+}
+
+/**
+ * Which queued executions start, and on which runner (`ExecutionEngine.claimFor`): oldest
+ * first; one starts only if all its servers can be locked at once, and never ahead of an
+ * older queued execution that waits for one of the same servers; another replica's claim
+ * is skipped, not waited for.
+ */
+export class ExecutionClaims {
+  /**
+   * `appendMany` stores new states (the engine's); `started` is told of each execution
+   * handed out, with its runner and its server id by step host.
+   */
+  constructor(
+    private readonly executions: VersionedRepository<ExecutionData>,
+    private readonly configurations: VersionedRepository<PlaybookConfigurationData>,
+    private readonly servers: ServerService,
+    private readonly locks: LockRepository,
+    private readonly clock: Clock,
+    private readonly leaseTimeoutMs: number,
+    private readonly appendMany: (changes: readonly StateChange[]) => Promise<Stored<ExecutionData>[]>,
+    private readonly started: (runnerId: string, executionId: string, hosts: ReadonlyMap<string, string>) => void,
+  ) {}
+
+  /**
+   * As `claim`, for several runners at once, each with its free slots, in the order given
+   * (`Dispatch` puts the least loaded first): the queue is read once, a page at a time, and
+   * each execution started goes to the next runner with a free slot, in turn. The
+   * executions of a page that can start are started together, in one transaction whose
+   * statements do not grow in number with them (`startMany`).
+   */
+  async claimFor(runners: readonly (readonly [runnerId: string, slots: number])[]): Promise<{ runner: string; assignment: Assignment }[]> {
+    const free: FreeRunner[] = runners.filter(([, n]) => n > 0).map(([name, n]) => ({ name, n }));
+    let left = free.reduce((sum, r) => sum + r.n, 0);
+    if (left === 0) return [];
+    const nowMs = this.clock.nowMs();
+    const claimed: { runner: string; assignment: Assignment }[] = [];
+    // Servers of executions started, busy or waited for: a later execution needing one of
+    // them waits, so that none starts ahead of an older one on the same server.
+    const reserved = new Set<string>();
+    const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
+    let turn = 0;
+    for (let page = 1; left > 0; page++) {
+      const { items: queued } = await this.executions.list({
+        page,
+        perPage,
+        all: false,
+        filter: JSON.stringify({ state: 'created' }),
+        sortBy: JSON.stringify({ time_created: 1 }),
+        withoutTotal: true,
+      });
+      for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))])) reserved.add(id);
+      let next = 0;
+      // Picks as many as there are free slots; those that could not start (another replica
+      // took them meanwhile) give their slot back to the executions after them.
+      while (left > 0 && next < queued.length) {
+        const picks: { execution: Stored<ExecutionData>; runner: FreeRunner }[] = [];
+        for (; next < queued.length && left > 0; next++) {
+          const candidate = queued[next] as Stored<ExecutionData>;
+          const ids = candidate.data.server_ids;
+          const blocked = ids.some((id) => reserved.has(id));
+          for (const id of ids) reserved.add(id);
+          if (blocked) continue;
+          let runner = free[turn % free.length];
+          while (runner && runner.n === 0) runner = free[++turn % free.length];
+          if (!runner) break;
+          runner.n -= 1;
+          left -= 1;
+          turn += 1;
+          picks.push({ execution: candidate, runner });
+        }
+        if (picks.length === 0) break;
+        // The servers (for the assignments) are read beside the start, on another connection.
+        const [started, servers] = await Promise.all([
+          this.startMany(picks.map((p) => ({ execution: p.execution, runnerId: p.runner.name })), nowMs),
+          this.servers.liveMany([...new Set(picks.flatMap((p) => p.execution.data.server_ids))]),
+        ]);
+        const assignments = await this.assignments([...started.values()], servers.found);
+        for (const { execution, runner } of picks) {
+          const handed = assignments.get(execution.id);
+          if (!handed) {
+            runner.n += 1;
+            left += 1;
+            continue;
+          }
+          this.started(runner.name, execution.id, handed.hosts);
+          claimed.push({ runner: runner.name, assignment: handed.assignment });
+        }
+      }
+      if (queued.length < perPage) break;
+    }
+    return claimed;
+  }
+
+  /**
+   * Starts queued executions on their runners, in one transaction: each one that is still
+   * queued, that no other replica is handing out right now, and all of whose servers can
+   * be locked at once. Returns the started ones by id; the others stay queued.
+   */
+  private async startMany(picks: readonly { execution: Stored<ExecutionData>; runnerId: string }[], nowMs: number): Promise<Map<string, Stored<ExecutionData>>> {
+    try {
+      return await this.startManyOnce(picks, nowMs);
+    } catch (e) {
+      // One of them was changed by another replica just before this read it: none starts
+      // now; they wait for the next look at the queue (see `tryGetManyForUpdate`).
+      if (e instanceof UniqueViolation) return new Map();
+      throw e;
+    }
+  }
+
+  private startManyOnce(picks: readonly { execution: Stored<ExecutionData>; runnerId: string }[], nowMs: number): Promise<Map<string, Stored<ExecutionData>>> {
+    return this.executions.transaction(async () => {
+      // Another replica handing one out right now: skipped, not waited for.
+      const latest = await this.executions.tryGetManyForUpdate(picks.map((p) => p.execution.id));
+      const queued = picks.filter((p) => latest.get(p.execution.id)?.data.state === 'created');
+      const locked = await this.locks.lockEach(
+        queued.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId })),
+        nowMs + this.leaseTimeoutMs,
+      );
+      const go = queued.filter((p) => locked.has(p.execution.id));
+      const started = await this.appendMany(
+        go.map((p) => ({
+          latest: latest.get(p.execution.id) as Stored<ExecutionData>,
+          to: 'started' as const,
+          patch: { time_started: Math.floor(nowMs / 1000), runner_id: p.runnerId },
+        })),
+      );
+      return new Map(started.map((e) => [e.id, e]));
+    });
+  }
+
+  /** The assignments of started executions, by id, from their live servers, with their server id by step host. */
+  private async assignments(
+    executions: readonly Stored<ExecutionData>[],
+    live: readonly Stored<ServerData>[],
+  ): Promise<Map<string, { assignment: Assignment; hosts: ReadonlyMap<string, string> }>> {
+    const out = new Map<string, { assignment: Assignment; hosts: ReadonlyMap<string, string> }>();
+    const servers = new Map(live.map((s) => [s.id, s]));
+    for (const execution of executions) {
+      const ref = execution.data.playbook_configuration;
+      const config = await this.configurations.getVersion(ref.id, ref.version);
+      if (!config) throw new Error(`configuration of execution ${execution.id} is missing`);
+      const own = execution.data.server_ids.flatMap((id) => servers.get(id) ?? []);
+      const serverIds: Record<string, string> = {};
+      const hostKeys: Record<string, string> = {};
+      for (const server of own) {
+        if (server.data.ip) serverIds[server.data.ip] = server.id;
+        if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
+      }
+      out.set(execution.id, {
+        assignment: { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds, hostKeys },
+        hosts: hostMap(own),
+      });
+    }
+    return out;
+  }
+}
+
+/** Server id by step host: each server's IP and its id, the first server naming a host winning. */export function hostMap(servers: readonly Stored<ServerData>[]): ReadonlyMap<string, string> {
+  const hosts = new Map<string, string>();
+  for (const server of servers) {
+    for (const host of [server.data.ip, server.id]) if (host && !hosts.has(host)) hosts.set(host, server.id);
+  }
+  return hosts;
+}
