@@ -174,7 +174,11 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     leaseTimeoutMs,
   );
   const facts = new FactsScheduler(serverService, factsRequests, clock, logger.child({ component: 'facts' }), ports.factsAnswerTimeoutMs);
-  const metrics = new Metrics(new StatsRepository(db), clock, { connectedRunners: () => runners.connected().length, factsPending: () => facts.count() });
+  const metrics = new Metrics(new StatsRepository(db), clock, {
+    connectedRunners: () => runners.connected().length,
+    factsPending: () => facts.count(),
+    databaseConnections: () => db.connections(),
+  });
   let closing = false;
   const services: AppServices = {
     config,

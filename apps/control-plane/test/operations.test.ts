@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addServer } from '@carapace/test-support/facts';
-import { Harness } from '@carapace/test-support/harness';
+import { Harness, until } from '@carapace/test-support/harness';
 
 /** The value of a metric line (`name{labels} value`) of a Prometheus text exposition. */
 function metric(text: string, name: string, labels = ''): number | undefined {
@@ -67,6 +67,26 @@ describe('health and metrics', () => {
     expect(metric(text, 'carapace_executions', 'state="started"')).toBe(1);
     expect(metric(text, 'carapace_execution_queue_depth')).toBe(1);
     expect(running.status).toBe(200);
+  });
+
+  it("reports this replica's database connections: open, busy, and callers waiting for one", async () => {
+    const text = (await h.request('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789' } })).body;
+    const open = metric(text, 'carapace_database_connections', 'state="open"') ?? 0;
+    expect(open).toBeGreaterThanOrEqual(1);
+    expect(metric(text, 'carapace_database_connections', 'state="busy"')).toBeLessThanOrEqual(open);
+    expect(metric(text, 'carapace_database_waiting')).toBeGreaterThanOrEqual(0);
+    // Transactions held open take every connection; the next ones wait for one.
+    const releases: (() => void)[] = [];
+    let ending = false;
+    const hold = () => h.db.transaction(() => new Promise<void>((r) => (ending ? r() : releases.push(r))));
+    const held = Array.from({ length: 40 }, hold);
+    await until('a transaction to wait for a connection', () => h.db.connections().waiting > 0);
+    expect(h.db.connections().busy).toBeGreaterThanOrEqual(releases.length);
+    expect(h.db.connections().busy).toBeLessThanOrEqual(h.db.connections().open);
+    ending = true;
+    for (const release of releases) release();
+    await Promise.all(held);
+    await until('no connection to be busy or waited for', () => h.db.connections().busy === 0 && h.db.connections().waiting === 0);
   });
 
   it('answers JSON, not the web UI, for the health paths; and 404 for what is not there', async () => {

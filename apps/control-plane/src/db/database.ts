@@ -45,8 +45,21 @@ export interface Database {
    * no unique violation.
    */
   uniqueViolation(error: unknown): string | null;
+  /**
+   * This replica's connections now: how many are open, how many of those are busy (a
+   * statement or a transaction holds them), and how many callers wait for one. A pool that
+   * is always busy with callers waiting is too small (`database.poolSize`).
+   */
+  connections(): ConnectionCounts;
   /** Closes the connections. */
   close(): Promise<void>;
+}
+
+/** See `Database.connections`. */
+export interface ConnectionCounts {
+  readonly open: number;
+  readonly busy: number;
+  readonly waiting: number;
 }
 
 /** A query run under `withBudget` went past its deadline and was stopped. */

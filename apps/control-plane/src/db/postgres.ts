@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { QueryBudgetExceeded, RejectedPattern, Transactions, type Database } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, Transactions, type ConnectionCounts, type Database } from './database.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -191,6 +191,18 @@ export class PostgresDatabase implements Database {
     const ctx = this.tx.current();
     if (ctx) ctx.notifications.push([channel, payload]);
     else await this.run(sql`SELECT pg_notify(${channel}, ${payload})`);
+  }
+
+  connections(): ConnectionCounts {
+    let open = 0;
+    let idle = 0;
+    let waiting = 0;
+    for (const pool of [this.pool, ...this.budgetPools.values()]) {
+      open += pool.totalCount;
+      idle += pool.idleCount;
+      waiting += pool.waitingCount;
+    }
+    return { open, busy: open - idle, waiting };
   }
 
   async close(): Promise<void> {

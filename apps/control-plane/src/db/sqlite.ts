@@ -6,7 +6,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
-import { QueryBudgetExceeded, Transactions, type Database } from './database.js';
+import { QueryBudgetExceeded, Transactions, type ConnectionCounts, type Database } from './database.js';
 import { compileRegexp, programSize, type CompiledPattern } from './regexp.js';
 
 /**
@@ -165,6 +165,10 @@ export class SqliteDatabase implements Database {
   /** Whether `error` is SQLite's JSON functions failing on a stored document. */
   static isJsonError(error: unknown): boolean {
     return error instanceof SqliteError && /JSON/.test(error.message);
+  }
+
+  connections(): ConnectionCounts {
+    return { open: 1, busy: this.locked ? 1 : 0, waiting: this.waiting.length };
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ConnectionCounts } from '../db/database.js';
 import type { StatsRepository } from '../db/stats.repository.js';
 import type { Clock } from '../ports.js';
 
@@ -8,6 +9,8 @@ export interface LocalState {
   connectedRunners(): number;
   /** Servers waiting for their facts (the whole installation: the requests are in the database). */
   factsPending(): Promise<number>;
+  /** This replica's database connections (`Database.connections`). */
+  databaseConnections(): ConnectionCounts;
 }
 
 /**
@@ -105,6 +108,25 @@ export class Metrics {
       registers,
       async collect() {
         this.set(await local.factsPending());
+      },
+    });
+    new Gauge({
+      name: 'carapace_database_connections',
+      help: "This replica's database connections: open, busy (a statement or a transaction holds it).",
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const { open, busy } = local.databaseConnections();
+        this.set({ state: 'open' }, open);
+        this.set({ state: 'busy' }, busy);
+      },
+    });
+    new Gauge({
+      name: 'carapace_database_waiting',
+      help: 'Callers of this replica waiting for a database connection: often above 0, the pool is too small (database.poolSize).',
+      registers,
+      collect() {
+        this.set(local.databaseConnections().waiting);
       },
     });
   }
