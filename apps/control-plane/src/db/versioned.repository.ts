@@ -119,13 +119,9 @@ export class VersionedRepository<D> {
    * take turns instead of both appending the same next version.
    */
   async getForUpdate(id: string): Promise<Stored<D> | undefined> {
-    // An advisory lock on (table, id), not `FOR UPDATE` on the row: the row a waiter would
-    // lock stops being the latest when the holder appends, and READ COMMITTED would then
-    // find no row at all. Taken first, the lock makes the read after it see the holder's
-    // committed version. (A hash collision only makes two models take turns.)
-    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext(${this.name}), hashtext(${id}))`);
-    return this.read(id);
+    return (await this.getManyForUpdate([id])).get(id);
   }
+
 
   /**
    * As `getForUpdate` for several models: their latest versions by id (unknown ids left
@@ -134,6 +130,10 @@ export class VersionedRepository<D> {
    * overlapping sets take turns instead of waiting for each other.
    */
   async getManyForUpdate(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
+    // An advisory lock on (table, id), not `FOR UPDATE` on the row: the row a waiter would
+    // lock stops being the latest when the holder appends, and READ COMMITTED would then
+    // find no row at all. Taken first, the locks make the read after them see the holders'
+    // committed versions. (A hash collision only makes two models take turns.)
     const sorted = [...new Set(ids)].sort();
     if (sorted.length && this.db.dialect === 'postgres') {
       await this.db.run(
@@ -360,10 +360,7 @@ export class VersionedRepository<D> {
     initiatorId: string | null,
     now: number,
   ): Promise<Stored<D>> {
-    const next = this.nextVersion(latest, change, initiatorId, now);
-    if (next === latest) return latest;
-    await this.insert(next, latest.id);
-    return next;
+    return (await this.appendMany([{ latest, change }], initiatorId, now))[0] as Stored<D>;
   }
 
   /**
@@ -385,11 +382,12 @@ export class VersionedRepository<D> {
     const columns = sql.raw('id, version, time_updated, time_deleted, initiator_id, data, is_latest');
     const ids = next.map((m) => m.id);
     await atomically(this.db, async () => {
-      if (COUNTED_TABLES.has(this.name)) await this.changes.bump(this.name);
+      await this.changes.bump(this.name);
       const rows = next.map((m, i) => [m.id, m.version, m.time_updated, m.time_deleted, m.initiator_id, texts[i] as string]);
       const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'int8', 'int8', 'text', 'text']);
       if (this.db.dialect === 'postgres') {
-        // The UPDATE runs first (the INSERT reads its count): see `insert`.
+        // The INSERT reads the UPDATE's count, so the UPDATE runs first: the partial unique
+        // index on the latest version of an id then sees the rows unmarked here as gone.
         await this.db.run(sql`
           WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('postgres', ids)}) AND is_latest = 1 RETURNING 1)
           INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM (SELECT count(*) FROM unmarked) AS n, (${source}) AS v`);
@@ -434,32 +432,16 @@ export class VersionedRepository<D> {
     return this.db.transaction(fn);
   }
 
-  /**
-   * Stores a version as the latest; `previous` (an id) is the model whose latest version it
-   * replaces, unmarked in the same statement on PostgreSQL: the `UPDATE` runs first, as the
-   * `INSERT` reads its count, and the partial unique index on the latest version of an id
-   * sees the row this transaction unmarked as gone.
-   */
-  private async insert(model: Stored<D>, previous?: string): Promise<void> {
+  /** Stores version 1 of a model. */
+  private async insert(model: Stored<D>): Promise<void> {
     const text = this.serialize(model);
-    const values = sql`${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text}`;
-    const columns = sql.raw('id, version, time_updated, time_deleted, initiator_id, is_latest, data');
-    const store = async () => {
-      if (previous === undefined) {
-        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) VALUES (${values})`);
-      } else if (this.db.dialect === 'postgres') {
-        await this.db.run(sql`
-          WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id = ${previous} AND is_latest = 1 RETURNING 1)
-          INSERT INTO ${this.table} (${columns}) SELECT ${values} FROM (SELECT count(*) FROM unmarked) AS n`);
-      } else {
-        await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id = ${previous} AND is_latest = 1`);
-        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) VALUES (${values})`);
-      }
-    };
+    const store = () =>
+      this.db.run(sql`INSERT INTO ${this.table} (id, version, time_updated, time_deleted, initiator_id, is_latest, data)
+        VALUES (${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text})`);
     try {
       // The count and the row in one transaction: a replica that reads the new count reads
       // the row. A table nobody counts needs no transaction for one statement.
-      if (COUNTED_TABLES.has(this.name) || previous !== undefined) {
+      if (COUNTED_TABLES.has(this.name)) {
         await atomically(this.db, async () => {
           await this.changes.bump(this.name);
           await store();
@@ -473,6 +455,7 @@ export class VersionedRepository<D> {
       throw e;
     }
   }
+
 
   /** The `data` of a version as stored: JSON text, within the limits (else an `ApiError`). */
   private serialize(model: Stored<D>): string {

@@ -375,20 +375,16 @@ export class ExecutionEngine {
 
   /** Appends the next state; the caller holds the transaction. Followers hear of it once it commits. */
   private async append(latest: Stored<ExecutionData>, to: ExecutionState, patch: Partial<ExecutionData>, initiatorId: string | null): Promise<Stored<ExecutionData>> {
-    checkTransition(latest.data.state, to);
-    const next = await this.executions.append(latest, { data: { ...latest.data, ...patch, state: to } }, initiatorId, Math.floor(this.clock.nowMs() / 1000));
-    await this.publishEvent({ executionId: latest.id, kind: 'state', final: isFinal(to) });
-    if (isFinal(to)) await this.ended.emit(next);
-    return next;
+    return (await this.appendMany([{ latest, to, patch }], initiatorId))[0] as Stored<ExecutionData>;
   }
+
   /** As `append`, for several executions (a new version each, in one statement). */
-  private async appendMany(changes: readonly StateChange[]): Promise<Stored<ExecutionData>[]> {
+  private async appendMany(changes: readonly StateChange[], initiatorId: string | null = null): Promise<Stored<ExecutionData>[]> {
     for (const { latest, to } of changes) checkTransition(latest.data.state, to);
-    const nowS = Math.floor(this.clock.nowMs() / 1000);
     const next = await this.executions.appendMany(
       changes.map(({ latest, to, patch }) => ({ latest, change: { data: { ...latest.data, ...patch, state: to } } })),
-      null,
-      nowS,
+      initiatorId,
+      Math.floor(this.clock.nowMs() / 1000),
     );
     for (const e of next) {
       const final = isFinal(e.data.state as ExecutionState);
@@ -397,4 +393,5 @@ export class ExecutionEngine {
     }
     return next;
   }
+
 }
