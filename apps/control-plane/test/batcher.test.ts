@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../src/services/batcher.js';
+import { Batcher } from '../src/batcher.js';
 
 describe('Batcher', () => {
   it('serves a lone call at once, and the calls that come meanwhile together, within the limits', async () => {

@@ -101,6 +101,41 @@ describe('playbook configurations and executions', () => {
     expect(versions.json.items.map((v: { data: { state: string } }) => v.data.state)).toEqual(['completed', 'started', 'created']);
   });
 
+  it('refuses executions of a deleted configuration or of one whose cluster is deleted, and stores none', async () => {
+    const s = await addServer(h);
+    const count = async () => (await h.request('GET', '/v1/execution/?per_page=1', { token: root })).json.total;
+    const config = await helloConfig([s.id], 'to-delete');
+    const edited = await h.request('PUT', `/v1/playbook_configuration/${config.id}/`, { token: root, body: { ...config, data: { ...config.data, name: 'edited' } } });
+    expect(edited.json.version).toBe(2);
+    // An older version of a live configuration runs.
+    const old = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.id, version: 1 } } });
+    expect(old.status, old.body).toBe(200);
+    expect((await h.request('DELETE', `/v1/playbook_configuration/${config.id}/`, { token: root })).status).toBe(200);
+    const before = await count();
+    for (const version of [1, 2]) {
+      const res = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.id, version } } });
+      expect(res.status, res.body).toBe(400);
+      expect(res.json.error).toBe('UnknownPlaybookConfiguration');
+    }
+    // Without the playbook permission, a deleted configuration is still unknown first.
+    const { token } = await h.userWith('runner-of-nothing-2', ['view_execution', 'create_execution']);
+    const unknown = await h.request('POST', '/v1/execution/', { token, body: { playbook_configuration: { id: config.id, version: 2 } } });
+    expect(unknown.status, unknown.body).toBe(400);
+    expect(unknown.json.error).toBe('UnknownPlaybookConfiguration');
+
+    const doomed = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'doomed-cluster' } })).json;
+    const other = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: 'on-doomed', cluster_id: doomed.id, playbook_id: 'hello_world', server_ids: [s.id] },
+    });
+    expect(other.status, other.body).toBe(200);
+    expect((await h.request('DELETE', `/v1/cluster/${doomed.id}/`, { token: root })).status).toBe(200);
+    const orphan = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: other.json.id, version: 1 } } });
+    expect(orphan.status, orphan.body).toBe(400);
+    expect(orphan.json.error).toBe('UnknownClusterError');
+    expect(await count()).toBe(before);
+  });
+
   it('needs the playbook permission to run, also with run: true', async () => {
     const s = await addServer(h);
     const config = await helloConfig([s.id]);

@@ -3,7 +3,8 @@
 // seen through the other, work reaches runners wherever they are connected, a replica's death
 // loses nothing, and concurrent dispatch never hands one execution or one server out twice.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { changeCounters } from '../src/db/change-counter.js';
 import { makeFacts } from '@carapace/test-support/facts';
 import { eventually } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
@@ -100,6 +101,44 @@ describe('replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
     expect((await b.api('GET', '/v1/user/self/', undefined, rootB)).status).toBe(200);
     expect((await a.api('DELETE', '/v1/auth/', undefined, rootB)).status).toBe(200);
     expect((await b.api('GET', '/v1/user/self/', undefined, rootB)).status).toBe(401);
+  });
+
+  it('read the change counts of a burst of requests together, each still seeing every write committed before it asked', async () => {
+    const counters = changeCounters(b.db);
+    const statements = vi.spyOn(b.db, 'all');
+    try {
+      const first = counters.read(['users', 'roles']);
+      // Asked while the first read is under way: these go together, after it.
+      const burst = Array.from({ length: 40 }, (_, i) => counters.read(i % 2 ? ['users'] : ['users', 'roles']));
+      const values = await Promise.all([first, ...burst]);
+      expect(statements.mock.calls.length).toBeLessThanOrEqual(2);
+      const both = values[0] as number;
+      expect(values.filter((_, i) => i === 0 || i % 2 === 1)).toEqual(Array(21).fill(both));
+
+      // A write committed through A while B's read is under way (its answer held back after
+      // PostgreSQL gave it): whatever B is asked after the commit counts the write.
+      statements.mockRestore();
+      const all = b.db.all.bind(b.db);
+      let answered!: () => void;
+      let release!: () => void;
+      const read = new Promise<void>((r) => (answered = r));
+      const gate = new Promise<void>((r) => (release = r));
+      vi.spyOn(b.db, 'all').mockImplementationOnce(async (query) => {
+        const rows = await all(query);
+        answered();
+        await gate;
+        return rows as never;
+      });
+      const inFlight = counters.read(['roles']);
+      await read;
+      await a.db.transaction(() => changeCounters(a.db).bump('roles'));
+      const later = [counters.read(['roles']), counters.read(['roles'])];
+      release();
+      const earlier = await inFlight;
+      expect(await Promise.all(later)).toEqual([earlier + 1, earlier + 1]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('count failed logins across replicas: spreading them over A and B gains nothing', async () => {

@@ -344,8 +344,23 @@ export class VersionedRepository<D> {
   /** Stores version 1 of a new model. */
   async create(data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Promise<Stored<D>> {
     const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
-    await this.insert(model);
+    await this.insert(model, null);
     return model;
+  }
+
+  /**
+   * As `create`, only while `condition` holds (`liveCondition` of the models it refers to,
+   * say): the condition is checked by the statement that stores the model, in one round trip
+   * and with no moment between the check and the write. Undefined when it does not hold.
+   */
+  async createIf(condition: SQL, data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Promise<Stored<D> | undefined> {
+    const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
+    return (await this.insert(model, condition)) ? model : undefined;
+  }
+
+  /** A condition, for a statement of any repository: the model `id` exists and its latest version is not deleted. */
+  liveCondition(id: string): SQL {
+    return sql`EXISTS (SELECT 1 FROM ${this.table} WHERE id = ${id} AND is_latest = 1 AND time_deleted = 0)`;
   }
 
   /**
@@ -432,23 +447,23 @@ export class VersionedRepository<D> {
     return this.db.transaction(fn);
   }
 
-  /** Stores version 1 of a model. */
-  private async insert(model: Stored<D>): Promise<void> {
+  /** Stores version 1 of a model, if `condition` (when there is one) holds; whether it stored it. */
+  private async insert(model: Stored<D>, condition: SQL | null): Promise<boolean> {
     const text = this.serialize(model);
+    const columns = sql`${this.table} (id, version, time_updated, time_deleted, initiator_id, is_latest, data)`;
+    const values = sql`${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text}`;
     const store = () =>
-      this.db.run(sql`INSERT INTO ${this.table} (id, version, time_updated, time_deleted, initiator_id, is_latest, data)
-        VALUES (${model.id}, ${model.version}, ${model.time_updated}, ${model.time_deleted}, ${model.initiator_id}, 1, ${text})`);
+      this.db.run(condition ? sql`INSERT INTO ${columns} SELECT ${values} WHERE ${condition}` : sql`INSERT INTO ${columns} VALUES (${values})`);
     try {
       // The count and the row in one transaction: a replica that reads the new count reads
       // the row. A table nobody counts needs no transaction for one statement.
       if (COUNTED_TABLES.has(this.name)) {
-        await atomically(this.db, async () => {
+        return await atomically(this.db, async () => {
           await this.changes.bump(this.name);
-          await store();
+          return (await store()) > 0;
         });
-      } else {
-        await store();
       }
+      return (await store()) > 0;
     } catch (e) {
       const field = this.db.uniqueViolation(e);
       if (field !== null) throw new UniqueViolation(field);

@@ -10,7 +10,7 @@ import { checkTransition, isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
 import type { ServerService } from './server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import { ExecutionClaims, hostMap } from './execution-claims.js';
 import { RunEnds, type Outcome, type StateChange } from './run-ends.js';
 import { RunReports, type EventCounts, type EventReport } from './run-reports.js';

@@ -1,4 +1,5 @@
 import type { ExecutionCreate, ExecutionData, ExecutionState, ExecutionStepData, PlaybookConfigurationData } from '@carapace/models';
+import { sql } from 'drizzle-orm';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
@@ -10,6 +11,10 @@ import { EVERY_EXECUTION } from './execution-events.js';
 import { isFinal } from './execution-state.js';
 import { hasPlaybook, type Principal } from './principal.js';
 import { VersionedService } from './versioned.service.js';
+
+function unknownConfiguration(id: string, version: number): ApiError {
+  return new ApiError(400, 'UnknownPlaybookConfiguration', `No live playbook configuration ${id} at version ${version}.`);
+}
 
 /** Log chunks read at once by a follower (each up to 32 KiB from the runner). */
 const FOLLOW_READ_CHUNKS = 64;
@@ -37,22 +42,23 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     if (!id || !version) {
       throw badRequest('The body needs "playbook_configuration": {"id", "version"} (or "playbook_configuration_id" and "playbook_configuration_version").');
     }
-    const latest = await this.configurations.get(id);
+    // A version never changes once stored (and is cached): whether the configuration and its
+    // cluster are still live is checked by the statement that stores the execution.
     const config = await this.configurations.getVersion(id, version);
-    if (!latest || !config || latest.time_deleted !== 0) {
-      throw new ApiError(400, 'UnknownPlaybookConfiguration', `No live playbook configuration ${id} at version ${version}.`);
-    }
+    if (!config) throw unknownConfiguration(id, version);
     const playbook = config.data.playbook_id;
-    if (!hasPlaybook(principal, playbook)) throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
-    if (!(await this.clusters.live(config.data.cluster_id))) {
-      throw new ApiError(400, 'UnknownClusterError', `The cluster ${config.data.cluster_id} of this configuration is deleted.`);
+    if (!hasPlaybook(principal, playbook)) {
+      if (!(await this.configurationLive(id))) throw unknownConfiguration(id, version);
+      throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
     }
+    const clusterId = config.data.cluster_id;
     const now = this.now();
-    const execution = await this.repo.create(
+    const execution = await this.repo.createIf(
+      sql`${this.configurations.liveCondition(id)} AND ${this.clusters.liveCondition(clusterId)}`,
       {
         playbook_configuration: { id, version, playbook_name: playbook },
         state: 'created',
-        cluster_id: config.data.cluster_id,
+        cluster_id: clusterId,
         server_ids: config.data.server_ids,
         time_created: now,
         time_started: null,
@@ -63,8 +69,17 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       principal.user.id,
       now,
     );
+    if (!execution) {
+      if (!(await this.configurationLive(id))) throw unknownConfiguration(id, version);
+      throw new ApiError(400, 'UnknownClusterError', `The cluster ${clusterId} of this configuration is deleted.`);
+    }
     await this.engine.queued();
     return execution;
+  }
+
+  private async configurationLive(id: string): Promise<boolean> {
+    const latest = await this.configurations.get(id);
+    return latest !== undefined && latest.time_deleted === 0;
   }
 
   /** `DELETE /v1/execution/{id}/` cancels (contract). */

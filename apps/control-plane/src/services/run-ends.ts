@@ -5,7 +5,7 @@ import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import { isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
 

@@ -1,6 +1,6 @@
 import type { EventKey, ExecutionEventsRepository, LogChunkInput, StepInput } from '../db/execution-events.repository.js';
 import type { Clock } from '../ports.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import type { StepReport } from './execution-engine.js';
 import type { ExecutionEvent } from './execution-events.js';
 

@@ -6,7 +6,7 @@ import type { RunnerRepository } from '../db/runner.repository.js';
 import type { RunnerSessionRepository } from '../db/runner-session.repository.js';
 import type { Clock } from '../ports.js';
 import { nowS } from '../ports.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import { Signal } from './signal.js';
 
 /** The most heartbeats stored in one statement. */

@@ -1,4 +1,5 @@
 import type { ModelName } from '@carapace/models';
+import type { SQL } from 'drizzle-orm';
 import { conflict, notFound, UniqueViolation } from '../errors.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from '../domain/list-types.js';
@@ -69,6 +70,11 @@ export class VersionedService<D> {
     const model = await this.repo.getVersion(id, version);
     if (!model) throw notFound(`No version ${version} of ${this.model} ${id}.`);
     return model;
+  }
+
+  /** A condition for a statement (`VersionedRepository.createIf`): the model `id` is live. */
+  liveCondition(id: string): SQL {
+    return this.repo.liveCondition(id);
   }
 
   /** The live (not deleted) latest version of a model, if any. */
