@@ -81,6 +81,9 @@ interface Result {
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
+  /** The p50 and p99 of the POST's own answer (its part of POST → started). */
+  readonly answerP50: number;
+  readonly answerP99: number;
   /** CPU time per execution of the dispatch phase: the control planes', and PostgreSQL's. */
   readonly cpuMsPerExecution: number;
   readonly postgresCpuMsPerExecution: number | null;
@@ -198,6 +201,7 @@ async function scenario(name: string, database: string | null, replicas: number,
     // holding the assignment; under the throughput load above, it would be the queue's wait
     // for busy servers instead.
     const sampled = new Map<string, number>();
+    const answers: number[] = [];
     let k = 0;
     await Promise.all(
       Array.from({ length: 4 }, async (_, w) => {
@@ -208,6 +212,7 @@ async function scenario(name: string, database: string | null, replicas: number,
           const config = configs[n % configs.length] as { id: string; version: number };
           const at = performance.now();
           const e = await via.ok('POST', '/v1/execution/', { playbook_configuration: config });
+          answers.push(performance.now() - at);
           sampled.set(e.id as string, at);
           while (!runners.some((r) => r.runs.get(e.id as string)?.finishedAt != null)) await sleep(1);
         }
@@ -229,6 +234,8 @@ async function scenario(name: string, database: string | null, replicas: number,
       perSecond: EXECUTIONS / seconds,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
+      answerP50: percentile(answers, 50),
+      answerP99: percentile(answers, 99),
       cpuMsPerExecution: (cpu1.cp - cpu0.cp) / EXECUTIONS,
       postgresCpuMsPerExecution: postmaster ? (cpu1.pg - cpu0.pg) / EXECUTIONS : null,
       benchCpuMsPerExecution: (cpu1.bench.user + cpu1.bench.system) / 1000 / EXECUTIONS,
@@ -260,6 +267,8 @@ function summarize(runs: readonly Result[]): Result & { readonly slowest: number
     perSecond: median((r) => r.perSecond),
     p50: median((r) => r.p50),
     p99: median((r) => r.p99),
+    answerP50: median((r) => r.answerP50),
+    answerP99: median((r) => r.answerP99),
     cpuMsPerExecution: median((r) => r.cpuMsPerExecution),
     postgresCpuMsPerExecution: first.postgresCpuMsPerExecution === null ? null : median((r) => r.postgresCpuMsPerExecution ?? 0),
     benchCpuMsPerExecution: median((r) => r.benchCpuMsPerExecution),
@@ -292,12 +301,12 @@ async function main(): Promise<void> {
   const results = [...setups.values()].map(summarize);
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight), median of ${ROUNDS} round(s)\n`);
-  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | POST→started p50 | p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | POST→started p50 | p99 | of which POST answered, p50 / p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
     console.log(
-      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
+      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.answerP50)} / ${f(r.answerP99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
     );
   }
   const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);
