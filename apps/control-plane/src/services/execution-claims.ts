@@ -173,7 +173,8 @@ export class ExecutionClaims {
   }
 }
 
-/** Server id by step host: each server's IP and its id, the first server naming a host winning. */export function hostMap(servers: readonly Stored<ServerData>[]): ReadonlyMap<string, string> {
+/** Server id by step host: each server's IP and its id, the first server naming a host winning. */
+export function hostMap(servers: readonly Stored<ServerData>[]): ReadonlyMap<string, string> {
   const hosts = new Map<string, string>();
   for (const server of servers) {
     for (const host of [server.data.ip, server.id]) if (host && !hosts.has(host)) hosts.set(host, server.id);
