@@ -3,10 +3,10 @@ import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
-import { atomically, QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Database } from './database.js';
-import { bindValue, budgetError, patternError, fieldExpression, parseFilter, parseSort, tableName, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { atomically, rowSource, textList, type Database } from './database.js';
+import { bindValue, fieldExpression, tableName, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
-import { SqliteDatabase } from './sqlite.js';
+import { COLUMNS, VersionedLists, type Row } from './versioned-lists.js';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
@@ -21,35 +21,8 @@ export interface RepositoryLimits {
 
 /** The limits when none are given: those of the default configuration. */
 export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBytes: 1_048_576 };
-/** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
-const BATCH_ROWS = 256;
-const BATCH_BYTES = 512 * 1024;
-
-interface Row {
-  id: string;
-  version: number;
-  time_updated: number;
-  time_deleted: number;
-  initiator_id: string | null;
-  data: string;
-}
-
-const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
-/** The stored text of `data` as bytes: SQLite hands a BLOB over as a Buffer; PostgreSQL's text is turned into one. */
-const TEXT_COLUMNS = {
-  sqlite: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data'),
-  postgres: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, data'),
-} as const;
-
 /** `\u0000` as JSON writes a NUL character: an odd number of backslashes before `u0000`. */
 const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
-
-/** A row of `TEXT_COLUMNS`, its `data` a Buffer on SQLite and a string on PostgreSQL. */
-type TextRow = Omit<StoredText, 'data'> & { data: Buffer | string };
-
-function textRow(row: TextRow): StoredText {
-  return typeof row.data === 'string' ? { ...row, data: Buffer.from(row.data) } : (row as StoredText);
-}
 
 /**
  * Storage of one kind of versioned model (api-v1 §5): every version is a row, a change
@@ -69,6 +42,8 @@ export class VersionedRepository<D> {
   private latestAt = -1;
   /** Versions read by `getVersion`, by `id@version`, when enabled (`options.cacheVersions`). */
   private readonly versions: ModelCache<D> | null;
+  /** The list queries (filters, sorts, pages, cursors, under the query budget). */
+  private readonly lists: VersionedLists<D>;
 
   /**
    * `options.cacheLatest` (a number of models) keeps the latest versions read by `get` in
@@ -92,6 +67,7 @@ export class VersionedRepository<D> {
     this.changes = changeCounters(db);
     this.latest = options.cacheLatest ? new ModelCache(options.cacheLatest) : null;
     this.versions = options.cacheVersions ? new ModelCache(options.cacheVersions) : null;
+    this.lists = new VersionedLists(db, this.table, fields, this.limits, (row) => this.fromRow(row));
   }
 
   /** The latest version of a model, deleted or not. */
@@ -186,16 +162,9 @@ export class VersionedRepository<D> {
     return model;
   }
 
-  /**
-   * A page of the versions of a model, deleted versions included, filtered and sorted as the
-   * request says (api-v1 §4); newest first by default.
-   */
-  async listVersions(id: string, request: ListRequest): Promise<Page<Stored<D>>> {
-    const page = await this.query((options) => {
-      const { where, order } = this.versionClauses(id, request, options);
-      return this.page<Row>(COLUMNS, where, order, request);
-    });
-    return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
+  /** A page of the versions of a model (`VersionedLists.listVersions`). */
+  listVersions(id: string, request: ListRequest): Promise<Page<Stored<D>>> {
+    return this.lists.listVersions(id, request);
   }
 
   /** How many versions a model has (0 when the id is unknown). */
@@ -203,124 +172,24 @@ export class VersionedRepository<D> {
     return (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE id = ${id}`))?.n ?? 0;
   }
 
-  /** As `listVersions`, every match, read in batches (`ListCursor`). */
-  async cursorVersions(id: string, request: ListRequest): Promise<ListCursor<StoredText>> {
-    return this.readKeys(
-      await this.query((options) => {
-        const { where, order } = this.versionClauses(id, request, options);
-        return this.keys(where, order);
-      }),
-    );
+  /** Every version of a model matching the request, in batches (`VersionedLists.cursorVersions`). */
+  cursorVersions(id: string, request: ListRequest): Promise<ListCursor<StoredText>> {
+    return this.lists.cursorVersions(id, request);
   }
 
-  /**
-   * The latest version of each model matching the request. Deleted models are left out
-   * unless the filter names `time_deleted`, which then replaces that condition.
-   */
-  async list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
-    const page = await this.listRows<Row>(COLUMNS, request, extra);
-    return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
+  /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
+  list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
+    return this.lists.list(request, extra);
   }
 
-  /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
-  async listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
-    const page = await this.listRows<TextRow>(TEXT_COLUMNS[this.db.dialect], request, extra);
-    return { items: page.items.map(textRow), total: page.total };
+  /** As `list`, `data` left as stored (`VersionedLists.listText`). */
+  listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
+    return this.lists.listText(request, extra);
   }
 
-  /** As `listText`, every match, read in batches (`ListCursor`). */
-  async cursor(request: ListRequest, extra?: SQL): Promise<ListCursor<StoredText>> {
-    return this.readKeys(
-      await this.query((options) => {
-        const { where, order } = this.listClauses(request, extra, options);
-        return this.keys(where, order);
-      }),
-    );
-  }
-
-  /** A cursor over the rows of `keys`, in their order. */
-  private readKeys(keys: readonly number[]): ListCursor<StoredText> {
-    let next = 0;
-    const columns = TEXT_COLUMNS[this.db.dialect];
-    return {
-      total: keys.length,
-      next: async () => {
-        const rows: StoredText[] = [];
-        let bytes = 0;
-        while (next < keys.length && rows.length < BATCH_ROWS && bytes < BATCH_BYTES) {
-          const row = await this.db.get<TextRow>(sql`SELECT ${columns} FROM ${this.table} WHERE pk = ${keys[next++] as number}`);
-          if (!row) continue;
-          const text = textRow(row);
-          rows.push(text);
-          bytes += text.data.length;
-        }
-        return rows;
-      },
-    };
-  }
-
-  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Promise<Page<R>> {
-    return this.query((options) => {
-      const { where, order } = this.listClauses(request, extra, options);
-      return this.page<R>(columns, where, order, request);
-    });
-  }
-
-  private listClauses(request: ListRequest, extra: SQL | undefined, options: ExpressionOptions): { where: SQL; order: SQL } {
-    const filter = parseFilter(this.fields, request.filter, options);
-    const order = parseSort(this.fields, request.sortBy, options);
-    const conditions: SQL[] = [sql`is_latest = 1`];
-    if (!filter.namesTimeDeleted) conditions.push(sql`time_deleted = 0`);
-    if (filter.where) conditions.push(filter.where);
-    if (extra) conditions.push(extra);
-    if ((request.filter || request.sortBy) && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
-    return { where: sql.join(conditions, sql` AND `), order };
-  }
-
-  private versionClauses(id: string, request: ListRequest, options: ExpressionOptions): { where: SQL; order: SQL } {
-    const filter = parseFilter(this.fields, request.filter, options);
-    const order = parseSort(this.fields, request.sortBy, { ...options, defaultSort: [['version', -1]] });
-    const conditions: SQL[] = [sql`id = ${id}`];
-    if (filter.where) conditions.push(filter.where);
-    if (filter.where && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
-    return { where: sql.join(conditions, sql` AND `), order };
-  }
-
-  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
-    const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
-    if (request.withoutTotal) return { items: rows, total: rows.length };
-    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
-    return { items: rows, total: count?.n ?? 0 };
-  }
-
-  /** The keys of the matching rows, in order. */
-  private async keys(where: SQL, order: SQL): Promise<number[]> {
-    const rows = await this.db.all<{ pk: number }>(sql`SELECT pk FROM ${this.table} WHERE ${where} ORDER BY ${order}`);
-    return rows.map((r) => r.pk);
-  }
-
-  /**
-   * Runs the statements of a list under the query budget. SQLite's JSON functions fail the
-   * whole statement on one stored document they cannot read; then the list runs once more
-   * with guarded expressions (`ExpressionOptions.guarded`), which read such a document as
-   * null. The first, indexed try keeps lists fast in the normal case.
-   */
-  private async query<T>(run: (options: ExpressionOptions) => Promise<T>): Promise<T> {
-    const dialect = this.db.dialect;
-    try {
-      return await this.db.withBudget(this.limits.queryBudgetMs, async () => {
-        try {
-          return await run({ dialect });
-        } catch (e) {
-          if (!SqliteDatabase.isJsonError(e)) throw e;
-          return run({ dialect, guarded: true });
-        }
-      });
-    } catch (e) {
-      if (e instanceof RejectedPattern) throw patternError(e);
-      throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
-    }
+  /** Every model matching the request, in batches (`VersionedLists.cursor`). */
+  cursor(request: ListRequest, extra?: SQL): Promise<ListCursor<StoredText>> {
+    return this.lists.cursor(request, extra);
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
