@@ -5,6 +5,11 @@
  * latency. Those that come meanwhile wait for it, then go together, up to `maxItems` items
  * or `maxWeight` of their weight (one at least).
  *
+ * With `sameTurn`, a call that comes when nothing is being served waits for the end of the
+ * current turn of the event loop (`setImmediate`), and the calls of that turn go with it:
+ * for a `serve` that finishes without ever waiting (SQLite's statements run synchronously),
+ * nothing would otherwise come "meanwhile", and every call would be served alone.
+ *
  * When a group fails, each of its items is served again alone, so that one bad item (its
  * effects cannot be applied, its row is refused) fails only its own caller.
  */
@@ -15,19 +20,21 @@ export class Batcher<I, O> {
   /** `serve` answers each item of a group, in order, in one go. */
   constructor(
     private readonly serve: (items: readonly I[]) => Promise<O[]>,
-    private readonly limits: { readonly maxItems: number; readonly maxWeight?: number; readonly weight?: (item: I) => number },
+    private readonly limits: { readonly maxItems: number; readonly maxWeight?: number; readonly weight?: (item: I) => number; readonly sameTurn?: boolean },
   ) {}
 
   /** Serves `item` with those that come with it; resolves with its own answer. */
   add(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.serving) void this.drain();
+      if (this.serving) return;
+      this.serving = true;
+      if (this.limits.sameTurn) setImmediate(() => void this.drain());
+      else void this.drain();
     });
   }
 
   private async drain(): Promise<void> {
-    this.serving = true;
     try {
       while (this.waiting.length) {
         const group = this.take();

@@ -22,6 +22,30 @@ describe('Batcher', () => {
     expect(groups).toEqual([[1], [2, 3, 4], [5, 90], [20]]);
   });
 
+  it('with sameTurn, serves the calls of one turn of the event loop together, even when serving never waits', async () => {
+    // Calls made from separate callbacks of one turn (as the messages of many runners' streams
+    // are), to a serve that finishes within its caller's callback (as SQLite's statements do).
+    const callsOfOneTurn = (batcher: Batcher<number, number>) =>
+      Promise.all([1, 2, 3].map((i) => new Promise<void>((r) => setImmediate(r)).then(() => batcher.add(i))));
+    const groupsOf = (sameTurn: boolean) => {
+      const groups: number[][] = [];
+      const batcher = new Batcher<number, number>(
+        async (items) => {
+          groups.push([...items]);
+          return items.map((i) => i + 1);
+        },
+        { maxItems: 10, sameTurn },
+      );
+      return { groups, batcher };
+    };
+    const gathered = groupsOf(true);
+    expect(await callsOfOneTurn(gathered.batcher)).toEqual([2, 3, 4]);
+    expect(gathered.groups).toEqual([[1, 2, 3]]);
+    const eager = groupsOf(false);
+    expect(await callsOfOneTurn(eager.batcher)).toEqual([2, 3, 4]);
+    expect(eager.groups).toEqual([[1], [2], [3]]);
+  });
+
   it('serves each call of a failed group alone, so a bad one fails only its caller', async () => {
     const groups: number[][] = [];
     let release: () => void = () => undefined;

@@ -93,7 +93,7 @@ export class ExecutionEngine {
       await this.locks.renew(runners, this.clock.nowMs() + this.leaseTimeoutMs);
       return runners.map(() => undefined);
     },
-    { maxItems: HEARTBEAT_BATCH_MAX },
+    { maxItems: HEARTBEAT_BATCH_MAX, sameTurn: true },
   );
   /** Which queued executions start, and where (`claimFor`). */
   private readonly claims: ExecutionClaims;
@@ -189,8 +189,9 @@ export class ExecutionEngine {
   }
 
   /**
-   * Renews the leases of a runner's executions (its heartbeat). Heartbeats that arrive while
-   * others are stored are stored together next, in one statement (`Batcher`).
+   * Renews the leases of a runner's executions (its heartbeat). Heartbeats of one turn of
+   * the event loop, and those that arrive while others are stored, are stored together, in
+   * one statement (`Batcher`).
    */
   async heartbeat(runnerId: string): Promise<void> {
     await this.renewals.add(runnerId);

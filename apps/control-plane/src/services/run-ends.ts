@@ -34,12 +34,16 @@ const END_BATCH_MAX = 256;
  * transaction), the run's files dropped, its leases released, and work announced. Ends
  * reported while others are stored wait for them and are then stored together, in one
  * transaction whose statements do not grow in number with them: under load, a burst of
- * results costs a few round trips, not a few per run. One alone is stored at once. If a
+ * results costs a few round trips, not a few per run. The ends of one turn of the event loop
+ go together too (on SQLite a group is stored before the next end can come). If a
  * group fails, each end is stored alone (`Batcher`), so one whose effects cannot be applied
  * fails only itself.
  */
 export class RunEnds {
-  private readonly waiting = new Batcher<EndReport, Stored<ExecutionData> | null>((ends) => this.finishMany(ends), { maxItems: END_BATCH_MAX });
+  private readonly waiting = new Batcher<EndReport, Stored<ExecutionData> | null>((ends) => this.finishMany(ends), {
+    maxItems: END_BATCH_MAX,
+    sameTurn: true,
+  });
 
   /** `appendMany` stores new states (the engine's: events published, `ended` emitted). */
   constructor(

@@ -23,14 +23,16 @@ const EVENT_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Stores the steps and log chunks runners report, each once, and tells the followers of each
- * execution that gained some. Reports that come while others are stored are stored
- * together next: one statement for their steps, one for their chunks (`Batcher`).
+ * execution that gained some. Reports of one turn of the event loop, and those that come while
+ * others are stored, are stored together: one statement for their steps, one for their
+ * chunks (`Batcher`).
  */
 export class RunReports {
   private readonly waiting = new Batcher<EventReport, EventCounts>((reports) => this.store(reports), {
     maxItems: EVENT_BATCH_MAX,
     maxWeight: EVENT_BATCH_BYTES,
     weight: (r) => r.logs.reduce((n, c) => n + c.text.length, 0),
+    sameTurn: true,
   });
 
   /**

@@ -64,7 +64,7 @@ export class RunnerService {
       await this.stored.heartbeat(streams, this.clock.nowMs());
       return streams.map(() => undefined);
     },
-    { maxItems: HEARTBEAT_BATCH_MAX },
+    { maxItems: HEARTBEAT_BATCH_MAX, sameTurn: true },
   );
   /** Emitted with a runner's name when its token is revoked: its stream must close. */
   readonly revoked = new Signal<string>();
@@ -149,8 +149,9 @@ export class RunnerService {
   }
 
   /**
-   * A session's heartbeat arrived. Those that arrive while others are stored are stored
-   * together next, in one statement (`Batcher`): a thousand runners' heartbeats cost a few.
+   * A session's heartbeat arrived. Those of one turn of the event loop, and those that arrive
+   * while others are stored, are stored together, in one statement (`Batcher`): a thousand
+   * runners' heartbeats cost a few.
    */
   async heartbeat(session: RunnerSession): Promise<void> {
     session.lastHeartbeatMs = this.clock.nowMs();
