@@ -186,6 +186,8 @@ describe('a private TestPostgres', { timeout: 90_000 }, () => {
     const { pid, dir } = JSON.parse(line) as { pid: number; dir: string };
     expect(alive(pid)).toBe(true);
     child.kill('SIGKILL');
+    // Reaped, not a zombie whose /proc entry still names it as the directory's live owner.
+    await until('the killed child is reaped', () => child.signalCode !== null);
     await until('the orphaned server ends', () => !alive(pid));
     expect(existsSync(dir)).toBe(true);
     const next = await TestPostgres.start();
