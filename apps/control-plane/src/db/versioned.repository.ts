@@ -70,6 +70,12 @@ export class VersionedRepository<D> {
     this.lists = new VersionedLists(db, this.table, fields, this.limits, (row) => this.fromRow(row));
   }
 
+  /** The latest version of a model if it is not deleted. */
+  async getLive(id: string): Promise<Stored<D> | undefined> {
+    const model = await this.get(id);
+    return model && model.time_deleted === 0 ? model : undefined;
+  }
+
   /** The latest version of a model, deleted or not. */
   async get(id: string): Promise<Stored<D> | undefined> {
     const cache = this.latest;

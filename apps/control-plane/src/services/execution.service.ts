@@ -48,7 +48,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     if (!config) throw unknownConfiguration(id, version);
     const playbook = config.data.playbook_id;
     if (!hasPlaybook(principal, playbook)) {
-      if (!(await this.configurationLive(id))) throw unknownConfiguration(id, version);
+      if (!(await this.configurations.getLive(id))) throw unknownConfiguration(id, version);
       throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
     }
     const clusterId = config.data.cluster_id;
@@ -70,16 +70,11 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       now,
     );
     if (!execution) {
-      if (!(await this.configurationLive(id))) throw unknownConfiguration(id, version);
+      if (!(await this.configurations.getLive(id))) throw unknownConfiguration(id, version);
       throw new ApiError(400, 'UnknownClusterError', `The cluster ${clusterId} of this configuration is deleted.`);
     }
     await this.engine.queued();
     return execution;
-  }
-
-  private async configurationLive(id: string): Promise<boolean> {
-    const latest = await this.configurations.get(id);
-    return latest !== undefined && latest.time_deleted === 0;
   }
 
   /** `DELETE /v1/execution/{id}/` cancels (contract). */

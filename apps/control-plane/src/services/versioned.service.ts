@@ -79,8 +79,7 @@ export class VersionedService<D> {
 
   /** The live (not deleted) latest version of a model, if any. */
   async live(id: string): Promise<Stored<D> | undefined> {
-    const model = await this.repo.get(id);
-    return model && model.time_deleted === 0 ? model : undefined;
+    return this.repo.getLive(id);
   }
 
   /** Runs a write, turning a taken unique field into 409 ImpossibleToCreateSuchModel. */
