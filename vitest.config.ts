@@ -30,6 +30,7 @@ const NOT_ON_POSTGRES = [
   'apps/control-plane/test/ui-serving.test.ts',
   'apps/control-plane/test/validator.test.ts',
   'apps/control-plane/test/replicas.test.ts',
+  'apps/control-plane/test/postgres-round-trips.test.ts',
   'apps/control-plane/test/facts-replicas.test.ts',
   'apps/control-plane/test/migrate-to.test.ts',
 ];

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { rowSource, textList, type Database } from './database.js';
 
 /** A held server lock. */
@@ -67,6 +67,16 @@ export class LockRepository {
     }
     if (partial.length) await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${textList(this.db.dialect, partial)})`);
     return locked;
+  }
+
+  /**
+   * A condition on a row of a versioned table whose `data` lists server ids (`server_ids`,
+   * as executions do): whether any of them holds a lock, expired or not (as `lockedAmong`).
+   */
+  anyServerLocked(): SQL {
+    return this.db.dialect === 'postgres'
+      ? sql`EXISTS (SELECT 1 FROM server_locks WHERE server_id IN (SELECT jsonb_array_elements_text(data::jsonb -> 'server_ids')))`
+      : sql`EXISTS (SELECT 1 FROM server_locks WHERE server_id IN (SELECT value FROM json_each(data, '$.server_ids')))`;
   }
 
   /** Which of these servers hold a lock, expired or not (an expired one waits for the sweep: see `lockEach`). */

@@ -4,7 +4,8 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { QueryBudgetExceeded, RejectedPattern, Transactions, type ConnectionCounts, type Database } from './database.js';
+import pgUtils from 'pg/lib/utils.js';
+import { QueryBudgetExceeded, RejectedPattern, Transactions, type ConnectionCounts, type Database, type TxContext } from './database.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -63,6 +64,50 @@ function budgetPoolSize(poolSize: number): number {
   return Math.max(1, Math.floor(poolSize / 4));
 }
 
+/**
+ * `text` with each parameter (`$1`, `$2`, …) replaced by its value as a quoted literal,
+ * for the simple protocol: a literal of unknown type, which PostgreSQL types from where it
+ * stands, as it types a parameter sent without a type (node-postgres sends them so); the
+ * values as node-postgres would send them (`prepareValue`: arrays as array literals, null
+ * as NULL). Quoted strings, quoted identifiers and comments are left as they are.
+ */
+export function inlineParameters(text: string, values: readonly unknown[], client: { escapeLiteral(value: string): string }): string {
+  const literal = (index: number): string => {
+    if (index < 1 || index > values.length) throw new Error(`inlineParameters: no value for $${index}`);
+    const value: unknown = pgUtils.prepareValue(values[index - 1]);
+    if (value === null) return 'NULL';
+    return client.escapeLiteral(Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : String(value));
+  };
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const end = (close: string, from: number) => {
+      const at = text.indexOf(close, from);
+      return at < 0 ? text.length : at + close.length;
+    };
+    let next: number;
+    if (c === "'" || c === '"') {
+      // A doubled quote inside is two quoted runs back to back: the same result.
+      next = end(c, i + 1);
+    } else if (c === '-' && text[i + 1] === '-') {
+      next = end('\n', i + 2);
+    } else if (c === '/' && text[i + 1] === '*') {
+      next = end('*/', i + 2);
+    } else if (c === '$' && /[0-9]/.test(text[i + 1] ?? '')) {
+      const digits = /^[0-9]+/.exec(text.slice(i + 1))?.[0] as string;
+      out += literal(Number(digits));
+      i += 1 + digits.length;
+      continue;
+    } else {
+      next = i + 1;
+    }
+    out += text.slice(i, next);
+    i = next;
+  }
+  return out;
+}
+
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
 }
@@ -81,6 +126,8 @@ export class PostgresDatabase implements Database {
   private readonly budgets = new AsyncLocalStorage<{ ms: number; pool: pg.Pool | null }>();
   /** Pools of connections opened with `statement_timeout` set, by budget (`withBudget`). */
   private readonly budgetPools = new Map<number, pg.Pool>();
+  /** The transactions whose `BEGIN` went out: with their first statement (`transactionOnce`). */
+  private readonly begun = new WeakSet<TxContext<pg.PoolClient>>();
 
   private constructor(
     readonly pool: pg.Pool,
@@ -144,7 +191,7 @@ export class PostgresDatabase implements Database {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const outer = this.tx.current();
-    if (outer) return this.tx.savepoint(outer, fn, (statement) => outer.connection.query(statement));
+    if (outer) return this.tx.savepoint(outer, fn, (statement) => this.simple(outer, statement));
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.transactionOnce(fn);
@@ -227,21 +274,28 @@ export class PostgresDatabase implements Database {
     return pool;
   }
 
+  /**
+   * One transaction on a connection of the pool. Its `BEGIN` goes out with its first
+   * statement, in one round trip (`simple`), and its messages with its `COMMIT`, in another:
+   * a transaction of n statements costs n + 1 round trips, not n + 2. One that ran no
+   * statement sends no `BEGIN` and no `COMMIT`, only its messages.
+   */
   private async transactionOnce<T>(fn: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const ctx = this.tx.begin(client);
     let result: T;
     try {
-      await client.query('BEGIN');
       result = await this.tx.run(ctx, fn);
       // The transaction's messages and its commit in one round trip (the simple protocol
       // takes several statements; the literals are escaped by the driver).
       const notifies = ctx.notifications.map(([channel, payload]) => `pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
-      await client.query(notifies.length ? `SELECT ${notifies.join(', ')}; COMMIT` : 'COMMIT');
+      const select = notifies.length ? `SELECT ${notifies.join(', ')}` : null;
+      if (this.begun.has(ctx)) await client.query(select ? `${select}; COMMIT` : 'COMMIT');
+      else if (select) await client.query(select);
     } catch (e) {
       this.tx.end(ctx, false);
       try {
-        await client.query('ROLLBACK');
+        if (this.begun.has(ctx)) await client.query('ROLLBACK');
         client.release();
       } catch (rollbackError) {
         client.release(rollbackError as Error);
@@ -253,11 +307,25 @@ export class PostgresDatabase implements Database {
     return result;
   }
 
+  /**
+   * Sends `text` (the simple protocol, no parameters) on the transaction's connection, with
+   * its `BEGIN` first when it is the transaction's first statement; the result is `text`'s.
+   */
+  private async simple(ctx: TxContext<pg.PoolClient>, text: string): Promise<pg.QueryResult> {
+    if (this.begun.has(ctx)) return ctx.connection.query(text);
+    this.begun.add(ctx);
+    const results = (await ctx.connection.query(`BEGIN; ${text}`)) as unknown as pg.QueryResult[];
+    return results[results.length - 1] as pg.QueryResult;
+  }
+
   private async execute(query: SQL): Promise<pg.QueryResult> {
     const { sql: text, params } = this.dialectImpl.sqlToQuery(query);
-    const target = this.tx.current()?.connection ?? this.budgets.getStore()?.pool ?? this.pool;
+    const ctx = this.tx.current();
+    const target = ctx?.connection ?? this.budgets.getStore()?.pool ?? this.pool;
     try {
       const values = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+      // A transaction's first statement goes with its BEGIN, its parameters written out.
+      if (ctx && !this.begun.has(ctx)) return await this.simple(ctx, inlineParameters(text, values, ctx.connection));
       const name = statementName(text);
       return await target.query(name ? { name, text, values } : { text, values });
     } catch (e) {

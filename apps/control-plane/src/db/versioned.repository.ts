@@ -188,6 +188,11 @@ export class VersionedRepository<D> {
     return this.lists.list(request, extra);
   }
 
+  /** As `list`, with a condition read on each row (`VersionedLists.listFlagged`). */
+  listFlagged(request: ListRequest, flag: SQL, extra?: SQL): Promise<Page<{ model: Stored<D>; flagged: boolean }>> {
+    return this.lists.listFlagged(request, flag, extra);
+  }
+
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */
   listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
     return this.lists.listText(request, extra);
