@@ -22,8 +22,10 @@ const AWKWARD = [
 describe('PostgreSQL round trips', { timeout: 60_000 }, () => {
   let database: TestDatabase;
   let db: PostgresDatabase;
-  /** Every text sent on a pooled connection, in order. */
-  let sent: string[];
+  /** What was sent on connections since `spy` (`sent`). */
+  let spied: { mock: { calls: unknown[][] } };
+  /** Every text sent on a connection since `spy`, in order. */
+  const sent = () => spied.mock.calls.map(([first]) => (typeof first === 'string' ? first : (first as { text: string }).text));
 
   beforeAll(async () => {
     database = await testPostgresDatabase();
@@ -37,13 +39,7 @@ describe('PostgreSQL round trips', { timeout: 60_000 }, () => {
   });
 
   function spy(): void {
-    sent = [];
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const first = args[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query);
+    spied = vi.spyOn(pg.Client.prototype, 'query');
   }
 
   afterEach(() => {
@@ -76,10 +72,10 @@ describe('PostgreSQL round trips', { timeout: 60_000 }, () => {
       const second = await db.get<{ t: string; n: number }>(sql`SELECT now()::text AS t, n FROM rt WHERE k = ${'a'}`);
       return [first?.t, second?.t, second?.n];
     });
-    expect(sent).toHaveLength(3);
-    expect(sent[0]).toMatch(/^BEGIN; INSERT INTO rt/);
-    expect(sent[0]).toContain("VALUES ('a', '1')");
-    expect(sent[2]).toBe('COMMIT');
+    expect(sent()).toHaveLength(3);
+    expect(sent()[0]).toMatch(/^BEGIN; INSERT INTO rt/);
+    expect(sent()[0]).toContain("VALUES ('a', '1')");
+    expect(sent()[2]).toBe('COMMIT');
     // One transaction: now() is its start, the same in both statements.
     expect(times[0]).toBe(times[1]);
     expect(times[2]).toBe(1);
@@ -94,7 +90,7 @@ describe('PostgreSQL round trips', { timeout: 60_000 }, () => {
         await db.run(sql`INSERT INTO rt (k, n) VALUES (${'gone'}, ${2})`);
       }),
     ).rejects.toMatchObject({ code: '23505' });
-    expect(sent.at(-1)).toBe('ROLLBACK');
+    expect(sent().at(-1)).toBe('ROLLBACK');
     expect(await db.get(sql`SELECT n FROM rt WHERE k = ${'gone'}`)).toBeUndefined();
 
     // The first statement failing is the transaction failing.
@@ -126,10 +122,10 @@ describe('PostgreSQL round trips', { timeout: 60_000 }, () => {
       spy();
       const committed = vi.fn();
       await db.transaction(async () => db.afterCommit(committed));
-      expect(sent).toEqual([]);
+      expect(sent()).toEqual([]);
       expect(committed).toHaveBeenCalledOnce();
       await db.transaction(async () => db.notify('rt_channel', "a 'message'"));
-      expect(sent).toEqual(["SELECT pg_notify('rt_channel', 'a ''message''')"]);
+      expect(sent()).toEqual(["SELECT pg_notify('rt_channel', 'a ''message''')"]);
       await expect.poll(() => heard).toEqual(["a 'message'"]);
     } finally {
       await listener.end();

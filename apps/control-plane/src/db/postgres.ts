@@ -74,9 +74,9 @@ function budgetPoolSize(poolSize: number): number {
 export function inlineParameters(text: string, values: readonly unknown[], client: { escapeLiteral(value: string): string }): string {
   const literal = (index: number): string => {
     if (index < 1 || index > values.length) throw new Error(`inlineParameters: no value for $${index}`);
-    const value: unknown = pgUtils.prepareValue(values[index - 1]);
+    const value = pgUtils.prepareValue(values[index - 1]);
     if (value === null) return 'NULL';
-    return client.escapeLiteral(Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : String(value));
+    return client.escapeLiteral(typeof value === 'string' ? value : `\\x${value.toString('hex')}`);
   };
   let out = '';
   let i = 0;
