@@ -1,7 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from '@carapace/test-support/harness';
+import type { ExecutionData } from '@carapace/models';
 import { LockRepository } from '../src/db/lock.repository.js';
+import { executions } from '../src/db/schema/index.js';
+import { VersionedRepository } from '../src/db/versioned.repository.js';
 import { RunnerSessionRepository } from '../src/db/runner-session.repository.js';
 import { addServer } from '@carapace/test-support/facts';
 
@@ -186,6 +189,44 @@ describe('execution engine: queue, locks and leases', () => {
     expect((await locks.lockedAmong([s1.id, s2.id, s3.id, s4.id])).sort()).toEqual([s2.id, s3.id, s4.id].sort());
     await expect(locks.lockEach([{ executionId: 'x4', serverIds: [s1.id, s1.id], owner: 'r' }], expires)).rejects.toThrow(/twice/);
     await locks.release(['holder', 'x2']);
+  });
+
+  it('locks, in the statement that reads them, only the servers of executions still queued', async () => {
+    const locks = new LockRepository(h.db);
+    const repo = new VersionedRepository<ExecutionData>(h.db, executions, { data: ['state', 'server_ids'] });
+    const [s1, s2, s3, s4, s5] = [await addServer(h), await addServer(h), await addServer(h), await addServer(h), await addServer(h)];
+    const started = await queue([s1.id]);
+    expect((await engine().claim('r-and', 1)).map((x) => x.execution.id)).toEqual([started]);
+    await locks.release([started]);
+    const queued = await queue([s2.id, s3.id]);
+    const partly = await queue([s4.id, s5.id]);
+    await locks.lockEach([{ executionId: 'holder', serverIds: [s5.id], owner: 'r' }], h.clock.nowMs() + 30_000);
+    const requests = [
+      { executionId: started, serverIds: [s1.id], owner: 'r-and' },
+      { executionId: queued, serverIds: [s2.id, s3.id], owner: 'r-and' },
+      { executionId: partly, serverIds: [s4.id, s5.id], owner: 'r-and' },
+      { executionId: 'unknown', serverIds: [(await addServer(h)).id], owner: 'r-and' },
+    ];
+    const locked = await h.db.transaction(async () => {
+      const { models, written } = await repo.tryGetManyForUpdateAnd<{ executionId: string }>(
+        requests.map((r) => r.executionId),
+        (rows) => locks.lockStatement(requests, h.clock.nowMs() + 30_000, rows),
+      );
+      expect([...models.keys()].sort()).toEqual([started, queued, partly].sort());
+      expect(models.get(started)?.data.state).toBe('started');
+      // The started one locks nothing, even with its server free; the unknown one neither.
+      expect(written.map((w) => w.executionId).sort()).toEqual([queued, queued, partly].sort());
+      return locks.settle(requests.filter((r) => models.get(r.executionId)?.data.state === 'created'), written);
+    });
+    expect(locked).toEqual(new Set([queued]));
+    expect(await locks.lockedAmong([s1.id, s2.id, s3.id, s4.id, s5.id])).toEqual(expect.arrayContaining([s2.id, s3.id, s5.id]));
+    expect(await locks.lockedAmong([s1.id, s4.id])).toEqual([]);
+    expect(await repo.tryGetManyForUpdateAnd([queued], () => null)).toMatchObject({ written: [] });
+    await locks.release(['holder', queued]);
+    await engine().finish(started, 'completed', null);
+    expect((await engine().claim('r-and', 5)).map((x) => x.execution.id).sort()).toEqual([queued, partly].sort());
+    await engine().finish(queued, 'completed', null);
+    await engine().finish(partly, 'completed', null);
   });
 
   it('gives every lease a full timeout again at start, so a control-plane outage fails no run', async () => {

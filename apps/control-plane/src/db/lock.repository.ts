@@ -46,16 +46,42 @@ export class LockRepository {
    * over in place, it would hide that execution from the sweep.
    */
   async lockEach(requests: readonly LockRequest[], expiresAt: number): Promise<Set<string>> {
+    const statement = this.lockStatement(requests, expiresAt);
+    return this.settle(requests, statement ? await this.db.all<{ executionId: string }>(statement) : []);
+  }
+
+  /**
+   * The statement of `lockEach`: inserts the locks, and returns a row (`executionId`) for
+   * each one taken; null when there is nothing to lock. With `queuedIn`, the name of a
+   * relation of execution rows (`id`, `data`), only the executions it holds still queued
+   * (state `created`) lock anything. What it returns goes to `settle`, in the same
+   * transaction.
+   */
+  lockStatement(requests: readonly LockRequest[], expiresAt: number, queuedIn?: SQL): SQL | null {
     const rows = requests.flatMap((r) => r.serverIds.map((serverId) => [serverId, r.executionId, r.owner] as const));
     if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
-    const locked = new Set(requests.filter((r) => r.serverIds.length === 0).map((r) => r.executionId));
-    if (rows.length === 0) return locked;
-    // A server locked already is not returned.
+    if (rows.length === 0) return null;
     const source = rowSource(this.db.dialect, rows.map(([serverId, executionId, owner]) => [serverId, executionId, owner, expiresAt]), ['text', 'text', 'text', 'int8']);
-    const taken = await this.db.all<{ executionId: string }>(sql`
-      INSERT INTO server_locks (server_id, execution_id, owner, expires_at) ${source}
+    const state = this.db.dialect === 'postgres' ? sql`data::jsonb ->> 'state'` : sql`json_extract(data, '$.state')`;
+    // Those of executions still queued in `queuedIn` (`WHERE true`: SQLite reads an `ON
+    // CONFLICT` after a bare `FROM` as a join's).
+    const rowsToLock = queuedIn
+      ? sql`SELECT * FROM (WITH s (server_id, execution_id, owner, expires_at) AS (${source})
+          SELECT * FROM s WHERE execution_id IN (SELECT id FROM ${queuedIn} WHERE ${state} = 'created')) AS q WHERE true`
+      : source;
+    // A server locked already is not returned.
+    return sql`
+      INSERT INTO server_locks (server_id, execution_id, owner, expires_at) ${rowsToLock}
       ON CONFLICT (server_id) DO NOTHING
-      RETURNING execution_id AS "executionId"`);
+      RETURNING execution_id AS "executionId"`;
+  }
+
+  /**
+   * What `lockEach` returns, from the rows its statement returned: the executions that hold
+   * all their servers; those that took only some release them.
+   */
+  async settle(requests: readonly LockRequest[], taken: readonly { executionId: string }[]): Promise<Set<string>> {
+    const locked = new Set(requests.filter((r) => r.serverIds.length === 0).map((r) => r.executionId));
     const count = new Map<string, number>();
     for (const { executionId } of taken) count.set(executionId, (count.get(executionId) ?? 0) + 1);
     const partial: string[] = [];

@@ -144,6 +144,34 @@ export class VersionedRepository<D> {
     return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
   }
 
+  /**
+   * As `tryGetManyForUpdate`, and a write with it: `write` is given the name of a relation of
+   * the rows read (this table's columns; `null` when none could be) and returns a statement
+   * (an `INSERT … RETURNING`, say), or null for none; its rows come back in `written`. On
+   * PostgreSQL both go in one statement, one round trip (`write` as a data-modifying `WITH`,
+   * which sees the same snapshot); on SQLite, in two.
+   */
+  async tryGetManyForUpdateAnd<R>(ids: readonly string[], write: (latest: SQL) => SQL | null): Promise<{ models: Map<string, Stored<D>>; written: R[] }> {
+    const unique = [...new Set(ids)];
+    const latest = sql.raw('latest');
+    const writing = unique.length ? write(latest) : null;
+    if (!writing || this.db.dialect !== 'postgres') {
+      const models = await this.tryGetManyForUpdate(unique);
+      if (!writing || models.size === 0) return { models, written: [] };
+      const written = await this.db.all<R>(sql`
+        WITH latest AS (SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (${textList(this.db.dialect, [...models.keys()])}))
+        ${writing}`);
+      return { models, written };
+    }
+    const row = await this.db.get<{ models: Row[] | null; written: R[] | null }>(sql`
+      WITH latest AS (
+        SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (
+          SELECT k FROM unnest(${sql.param(unique)}::text[]) AS k WHERE pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(k)))),
+      written AS (${writing})
+      SELECT (SELECT json_agg(latest) FROM latest) AS models, (SELECT json_agg(written) FROM written) AS written`);
+    return { models: new Map((row?.models ?? []).map((r) => [r.id, this.fromRow(r)])), written: row?.written ?? [] };
+  }
+
   private async read(id: string): Promise<Stored<D> | undefined> {
     const row = await this.db.get<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ${id} AND is_latest = 1`);
     return row && this.fromRow(row);

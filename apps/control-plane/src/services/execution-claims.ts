@@ -124,12 +124,17 @@ export class ExecutionClaims {
 
   private startManyOnce(picks: readonly { execution: Stored<ExecutionData>; runnerId: string }[], nowMs: number): Promise<Map<string, Stored<ExecutionData>>> {
     return this.executions.transaction(async () => {
-      // Another replica handing one out right now: skipped, not waited for.
-      const latest = await this.executions.tryGetManyForUpdate(picks.map((p) => p.execution.id));
+      // Another replica handing one out right now: skipped, not waited for. The servers of
+      // those still queued are locked in the same statement (one round trip on PostgreSQL).
+      const requests = picks.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId }));
+      const { models: latest, written } = await this.executions.tryGetManyForUpdateAnd<{ executionId: string }>(
+        picks.map((p) => p.execution.id),
+        (rows) => this.locks.lockStatement(requests, nowMs + this.leaseTimeoutMs, rows),
+      );
       const queued = picks.filter((p) => latest.get(p.execution.id)?.data.state === 'created');
-      const locked = await this.locks.lockEach(
-        queued.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId })),
-        nowMs + this.leaseTimeoutMs,
+      const locked = await this.locks.settle(
+        requests.filter((r) => latest.get(r.executionId)?.data.state === 'created'),
+        written,
       );
       const go = queued.filter((p) => locked.has(p.execution.id));
       const started = await this.appendMany(
