@@ -12,6 +12,7 @@
 // - two replicas against one (ratio), PostgreSQL against SQLite (ratio).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { makeFacts } from '@carapace/test-support/facts';
 import { TestPostgres } from '@carapace/test-support/postgres';
@@ -200,6 +201,12 @@ async function scenario(name: string, database: string | null, replicas: number,
     // Latency: an execution of an idle server at a time (4 in flight), POST → the runner
     // holding the assignment; under the throughput load above, it would be the queue's wait
     // for busy servers instead.
+    const gcPauses: [number, number][] = [];
+    const gcWatch = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.duration > 5) gcPauses.push([Math.round(e.startTime - latencyStart), Math.round(e.duration)]);
+    });
+    if (process.env.BENCH_SCALE_VERBOSE) gcWatch.observe({ entryTypes: ['gc'] });
+    const latencyStart = performance.now();
     const sampled = new Map<string, number>();
     const answers: number[] = [];
     let k = 0;
@@ -219,10 +226,17 @@ async function scenario(name: string, database: string | null, replicas: number,
       }),
     );
     const latencies: number[] = [];
+    const order = [...sampled.keys()];
+    const slowest: [number, number, number][] = [];
     for (const r of runners) for (const run of r.runs.values()) {
       const at = sampled.get(run.executionId);
-      if (at !== undefined) latencies.push(run.assignedAt - at);
+      if (at === undefined) continue;
+      latencies.push(run.assignedAt - at);
+      slowest.push([run.assignedAt - at, order.indexOf(run.executionId), answers[order.indexOf(run.executionId)] ?? NaN]);
     }
+    gcWatch.disconnect();
+    if (process.env.BENCH_SCALE_VERBOSE) console.log(`${name}: bench GC pauses over 5 ms [at ms, ms]: ${JSON.stringify(gcPauses)}; samples at [ms]: ${JSON.stringify(order.filter((_, i) => i % 20 === 0).map((id) => Math.round((sampled.get(id) ?? 0) - latencyStart)))}`);
+    if (process.env.BENCH_SCALE_VERBOSE) console.log(`${name}: slowest [ms, sample #, POST answer ms]: ${JSON.stringify(slowest.sort((x, y) => y[0] - x[0]).slice(0, 6).map((x) => x.map((v) => Math.round(v))))}`);
     const duplicates = runners.flatMap((r) => r.duplicates);
     if (duplicates.length) throw new Error(`executions handed out twice: ${duplicates.slice(0, 5).join(', ')}`);
     return {

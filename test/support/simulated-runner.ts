@@ -164,7 +164,13 @@ export class SimulatedRunner {
       case 'welcome': {
         this.welcomed = true;
         const period = this.options.heartbeatMs ?? m.welcome?.heartbeat_interval_ms ?? 5000;
-        this.heartbeat = setInterval(() => this.call?.write({ heartbeat: { free_slots: 0 } }), period);
+        // As the real runner: the first beat at a random moment of the first period.
+        const beat = () => this.call?.write({ heartbeat: { free_slots: 0 } });
+        this.heartbeat = setTimeout(() => {
+          beat();
+          this.heartbeat = setInterval(beat, period);
+          this.heartbeat.unref();
+        }, Math.random() * period);
         this.heartbeat.unref();
         for (const abandoned of m.welcome?.abandoned_execution_ids ?? []) {
           this.active.delete(abandoned);

@@ -379,3 +379,28 @@ async function registerServer(bed: ControlPlaneBed, ip: string, username = 'root
   expect(res.json.data.state).toBe('gathering_facts');
   return id;
 }
+
+describe('runners connecting together', () => {
+  it('spread their heartbeats over the period instead of beating at the same instant', async () => {
+    const bed = await ControlPlaneBed.start({ CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: '1500' });
+    const first = new Map<string, number>();
+    const runners = bed.h.container.services.runners;
+    const heartbeat = runners.heartbeat.bind(runners);
+    runners.heartbeat = (session) => {
+      if (!first.has(session.name)) first.set(session.name, performance.now());
+      return heartbeat(session);
+    };
+    try {
+      const ports = new ScriptedPorts();
+      const agents = await Promise.all(Array.from({ length: 12 }, (_, i) => bed.agent(`beat-${i}`, ports)));
+      await eventually(() => agents.every((t) => t.agent.stats.connects >= 1), 'all connected');
+      await eventually(() => first.size === agents.length, 'a heartbeat from each', 5000);
+      const times = [...first.values()];
+      // Connected within moments of each other, beating at the same period: without a random
+      // first beat, they would beat within those moments for as long as they stay connected.
+      expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(500);
+    } finally {
+      await bed.stop();
+    }
+  });
+});

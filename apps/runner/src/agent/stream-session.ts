@@ -280,7 +280,15 @@ export class StreamSession {
     }
     this.stopHeartbeat();
     const interval = Math.max(100, heartbeatIntervalMs || 5000);
-    this.heartbeatTimer = setInterval(() => this.send({ heartbeat: { free_slots: this.owner.freeSlots() } }), interval);
+    const beat = () => this.send({ heartbeat: { free_slots: this.owner.freeSlots() } });
+    // The first beat at a random moment of the first period, then one every period: runners
+    // that connect together (a control plane restarted, a replica's runners failing over)
+    // do not all beat at the same instant ever after.
+    this.heartbeatTimer = setTimeout(() => {
+      beat();
+      this.heartbeatTimer = setInterval(beat, interval);
+      this.heartbeatTimer.unref();
+    }, Math.random() * interval);
     this.heartbeatTimer.unref();
   }
 

@@ -60,9 +60,10 @@ export class ControlPlaneBed {
   private readonly dirs: string[] = [];
   private readonly grpcLog = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 
-  static async start(): Promise<ControlPlaneBed> {
+  /** `env`: more of the control plane's settings (environment variables). */
+  static async start(env: Record<string, string> = {}): Promise<ControlPlaneBed> {
     const bed = new ControlPlaneBed();
-    bed.h = await Harness.start({ CARAPACE_GRPC_PORT: '0' });
+    bed.h = await Harness.start({ CARAPACE_GRPC_PORT: '0', ...env });
     bed.root = await bed.h.rootToken();
     const cluster = await bed.h.request('POST', '/v1/cluster/', { token: bed.root, body: { name: 'agent-tests' } });
     if (cluster.status !== 200) throw new Error(`cluster: ${cluster.status} ${cluster.body}`);
