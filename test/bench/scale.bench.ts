@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
+import pg from 'pg';
 import { makeFacts } from '@carapace/test-support/facts';
 import { TestPostgres } from '@carapace/test-support/postgres';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
@@ -28,8 +29,38 @@ const LATENCY_SAMPLES = Number(process.env.BENCH_SCALE_LATENCY_SAMPLES ?? 200);
 const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2').split(',');
 /** V8 CPU profiles of the control planes, written there when they stop (`BENCH_CPU_PROF=1`). */
 const PROF_DIR = process.env.BENCH_CPU_PROF === '1' ? (process.env.BENCH_PROF_DIR ?? mkdtempSync(join(tmpdir(), 'carapace-bench-prof-'))) : null;
+/**
+ * `BENCH_SCALE_STATEMENTS=1`: PostgreSQL's statements of the dispatch phase, by their time in
+ * the server per execution (`pg_stat_statements`), to see where its CPU goes.
+ */
+const STATEMENTS = process.env.BENCH_SCALE_STATEMENTS === '1';
 /** Rounds of every setup, taking turns; the figures printed are the medians. */
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+
+/** The statements PostgreSQL ran from `start` on, by time (`pg_stat_statements`). */
+class PostgresStatements {
+  private constructor(private readonly client: pg.Client) {}
+
+  static async start(url: string): Promise<PostgresStatements> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await client.query('SELECT pg_stat_statements_reset()');
+    return new PostgresStatements(client);
+  }
+
+  /** Prints the 20 statements that took the most time, per execution, and closes. */
+  async print(scenario: string, executions: number): Promise<void> {
+    const top = await this.client.query<{ calls: string; ms: number; query: string }>(
+      `SELECT calls, total_exec_time AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 20`,
+    );
+    const all = await this.client.query<{ calls: string; ms: number }>('SELECT sum(calls) AS calls, sum(total_exec_time) AS ms FROM pg_stat_statements');
+    await this.client.end();
+    console.log(`\n${scenario}: PostgreSQL statements of the dispatch phase, per execution (calls, ms in the server)`);
+    for (const row of top.rows) console.log(`${(Number(row.calls) / executions).toFixed(3)}  ${(row.ms / executions).toFixed(4)}  ${row.query}`);
+    console.log(`all: ${(Number(all.rows[0]?.calls) / executions).toFixed(2)} statements, ${((all.rows[0]?.ms ?? 0) / executions).toFixed(3)} ms`);
+  }
+}
 
 /** CPU ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS = 100;
@@ -173,6 +204,7 @@ async function scenario(name: string, database: string | null, replicas: number,
     }
 
     // Dispatch: EXECUTIONS created with CONCURRENCY requests in flight, through every replica.
+    const statements = STATEMENTS && database ? await PostgresStatements.start(database) : null;
     const cpu0 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster), bench: process.cpuUsage() };
     const started = performance.now();
     let next = 0;
@@ -196,6 +228,7 @@ async function scenario(name: string, database: string | null, replicas: number,
       await sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
+    await statements?.print(name, EXECUTIONS);
     const cpu1 = { cp: sum(sample()).cpuMs, pg: postgresCpuMs(postmaster), bench: process.cpuUsage(cpu0.bench) };
 
     // Latency: an execution of an idle server at a time (4 in flight), POST → the runner
@@ -300,7 +333,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       if (ONLY.includes('sqlite')) runs.push(await scenario('SQLite', null, 1));
       if (ONLY.some((o) => o.startsWith('postgres'))) {
-        pg ??= await TestPostgres.launch();
+        pg ??= await TestPostgres.launch(STATEMENTS ? { settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } } : {});
         await pg.ready;
         if (ONLY.includes('postgres')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid));
         if (ONLY.includes('postgres2')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid));

@@ -232,6 +232,8 @@ function installExitHook(): void {
 export interface TestPostgresOptions {
   /** max_connections (200). */
   readonly maxConnections?: number;
+  /** More server settings (`-c name=value`), over those above. */
+  readonly settings?: Readonly<Record<string, string | number>>;
 }
 
 /**
@@ -436,6 +438,7 @@ export class TestPostgres {
       max_wal_senders: 0,
       jit: 'off',
       logging_collector: 'off',
+      ...this.options.settings,
     };
     const args = ['-D', data, ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])];
     const deadline = Date.now() + START_TIMEOUT_MS;

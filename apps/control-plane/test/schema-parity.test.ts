@@ -160,9 +160,16 @@ function indexTerm(raw: string): string {
 
 function normalizeWhere(where: string | undefined): string {
   if (!where) return '';
-  return unwrap(where.replace(/[`"]/g, '').replace(/\b[a-z_]\w*\./gi, ''))
-    .replace(/\s+/g, ' ')
-    .toLowerCase();
+  return (
+    unwrap(where.replace(/[`"]/g, '').replace(/\b[a-z_]\w*\./gi, ''))
+      .replace(/\s+/g, ' ')
+      .toLowerCase()
+      // A JSON field of `data` compared with a string, in the form of each engine's queries
+      // (`fieldEquals`): SQLite `json_extract(data, '$.a') = 'v'`, PostgreSQL
+      // `(NULLIF(data::jsonb #> '{a}', 'null'::jsonb)) = '"v"'::jsonb` (its `"` gone above).
+      .replace(/json_extract\(data, '\$\.([\w.]+)'\) = '([^']*)'/g, "data.$1 = '$2'")
+      .replace(/\(nullif\(data::jsonb #> '\{([\w,]+)\}', 'null'::jsonb\)\) = '([^']*)'::jsonb/g, (_, path: string, value: string) => `data.${path.replace(/,/g, '.')} = '${value}'`)
+  );
 }
 
 const CREATE_INDEX = /^CREATE (UNIQUE )?INDEX (?:IF NOT EXISTS )?[`"]?(\w+)[`"]? ON [`"]?(\w+)[`"]?(?: USING \w+)? ?\((.*)\)(?: WHERE (.*))?$/is;

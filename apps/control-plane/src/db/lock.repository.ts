@@ -95,16 +95,6 @@ export class LockRepository {
     return locked;
   }
 
-  /**
-   * A condition on a row of a versioned table whose `data` lists server ids (`server_ids`,
-   * as executions do): whether any of them holds a lock, expired or not (as `lockedAmong`).
-   */
-  anyServerLocked(): SQL {
-    return this.db.dialect === 'postgres'
-      ? sql`EXISTS (SELECT 1 FROM server_locks WHERE server_id IN (SELECT jsonb_array_elements_text(data::jsonb -> 'server_ids')))`
-      : sql`EXISTS (SELECT 1 FROM server_locks WHERE server_id IN (SELECT value FROM json_each(data, '$.server_ids')))`;
-  }
-
   /** Which of these servers hold a lock, expired or not (an expired one waits for the sweep: see `lockEach`). */
   async lockedAmong(serverIds: readonly string[]): Promise<string[]> {
     if (serverIds.length === 0) return [];

@@ -79,16 +79,6 @@ export class VersionedLists<D> {
     return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
   }
 
-  /**
-   * As `list`, with a condition on each row (`flag`, an SQL expression over the table's
-   * columns) read in the same statement: what a caller would otherwise ask in a second round
-   * trip about the models of the page.
-   */
-  async listFlagged(request: ListRequest, flag: SQL, extra?: SQL): Promise<Page<{ model: Stored<D>; flagged: boolean }>> {
-    const page = await this.listRows<Row & { flagged: unknown }>(sql`${COLUMNS}, ${flag} AS flagged`, request, extra);
-    return { items: page.items.map(({ flagged, ...row }) => ({ model: this.fromRow(row), flagged: Boolean(flagged) })), total: page.total };
-  }
-
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
   async listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
     const page = await this.listRows<TextRow>(TEXT_COLUMNS[this.db.dialect], request, extra);

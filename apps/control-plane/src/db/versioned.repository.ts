@@ -211,14 +211,21 @@ export class VersionedRepository<D> {
     return this.lists.cursorVersions(id, request);
   }
 
+  /**
+   * A condition for `list`'s `extra`: the data field `name` equals `value`, written into the
+   * statement as a literal, not bound: a partial index whose predicate names that value can
+   * then serve the query (a parameter cannot prove it). `value` is a constant of the
+   * caller's, never a request's: a statement per value is prepared.
+   */
+  fieldEquals(name: string, value: string): SQL {
+    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
+    const literal = this.db.dialect === 'postgres' ? `'${JSON.stringify(value).replace(/'/g, "''")}'::jsonb` : `'${value.replace(/'/g, "''")}'`;
+    return sql`${field.expr} = ${sql.raw(literal)}`;
+  }
+
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
   list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
     return this.lists.list(request, extra);
-  }
-
-  /** As `list`, with a condition read on each row (`VersionedLists.listFlagged`). */
-  listFlagged(request: ListRequest, flag: SQL, extra?: SQL): Promise<Page<{ model: Stored<D>; flagged: boolean }>> {
-    return this.lists.listFlagged(request, flag, extra);
   }
 
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */

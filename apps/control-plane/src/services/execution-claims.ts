@@ -52,27 +52,30 @@ export class ExecutionClaims {
     if (left === 0) return [];
     const nowMs = this.clock.nowMs();
     const claimed: { runner: string; assignment: Assignment }[] = [];
-    // Servers of executions started or waited for: a later execution needing one of them
-    // waits, so that none starts ahead of an older one on the same server (one whose own
-    // servers are locked waits, and so do the later ones sharing a server with it).
+    // Servers of executions started, busy or waited for: a later execution needing one of
+    // them waits, so that none starts ahead of an older one on the same server.
     const reserved = new Set<string>();
     const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
     let turn = 0;
     for (let page = 1; left > 0; page++) {
-      // Each queued execution with whether any of its servers is locked, in one statement.
-      const { items: queued } = await this.executions.listFlagged(
-        { page, perPage, all: false, filter: JSON.stringify({ state: 'created' }), sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
-        this.locks.anyServerLocked(),
+      // Through the index of the queue (`executions_queued`), whose predicate the literal
+      // state matches: only queued executions are read, however many have ended.
+      const { items: queued } = await this.executions.list(
+        { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
+        this.executions.fieldEquals('state', 'created'),
       );
+      // The locks of their servers, by primary key: a second round trip, cheaper in
+      // PostgreSQL than reading each queued execution's servers out of its JSON there.
+      for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))])) reserved.add(id);
       let next = 0;
       // Picks as many as there are free slots; those that could not start (another replica
       // took them meanwhile) give their slot back to the executions after them.
       while (left > 0 && next < queued.length) {
         const picks: { execution: Stored<ExecutionData>; runner: FreeRunner }[] = [];
         for (; next < queued.length && left > 0; next++) {
-          const { model: candidate, flagged: locked } = queued[next] as { model: Stored<ExecutionData>; flagged: boolean };
+          const candidate = queued[next] as Stored<ExecutionData>;
           const ids = candidate.data.server_ids;
-          const blocked = locked || ids.some((id) => reserved.has(id));
+          const blocked = ids.some((id) => reserved.has(id));
           for (const id of ids) reserved.add(id);
           if (blocked) continue;
           let runner = free[turn % free.length];
