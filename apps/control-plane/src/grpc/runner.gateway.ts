@@ -65,6 +65,15 @@ function takeEvents(inbox: RunnerMessage__Output[]): RunnerMessage__Output[] {
 }
 
 /**
+ * How long a dispatch pass waits after one during which more work came (ms). Under load,
+ * every run's end and every new execution asks for a pass, and each pass reads the queue:
+ * back to back, the passes read it once per event or two, and with two replicas each reads
+ * it. Waiting this long lets a pass take what came meanwhile too (bench:scale, two replicas:
+ * about a fifth less CPU per execution). An idle control plane dispatches at once.
+ */
+const DISPATCH_GAP_MS = 5;
+
+/**
  * The control plane's side of `RunnerService.Connect`: authenticates runners, keeps one
  * stream per runner, decodes what runners send into calls of the services (runner sessions,
  * the execution engine, fact gathering), acknowledges events, and writes what the services
@@ -371,7 +380,8 @@ export class RunnerGateway {
 
   /**
    * Sends what dispatch hands out to the runners with an open stream. One dispatch at a time
-   * (two would count the same free slots); work that comes meanwhile runs another after it.
+   * (two would count the same free slots); work that comes meanwhile runs another after it,
+   * `DISPATCH_GAP_MS` later.
    */
   private async dispatch(): Promise<void> {
     if (this.dispatching) {
@@ -387,6 +397,9 @@ export class RunnerGateway {
         } catch (err) {
           this.log.error({ err }, 'dispatch failed');
         }
+        // Work came during that pass: the next one waits a moment, and takes what comes
+        // meanwhile too (one read of the queue instead of one per event under load).
+        if (this.dispatchAgain && !this.closed) await new Promise((resolve) => setTimeout(resolve, DISPATCH_GAP_MS));
       } while (this.dispatchAgain && !this.closed);
     } finally {
       this.dispatching = false;
