@@ -146,8 +146,8 @@ export class VersionedRepository<D> {
 
   /**
    * As `tryGetManyForUpdate`, and a write with it: `write` is given the name of a relation of
-   * the rows read (this table's columns; `null` when none could be) and returns a statement
-   * (an `INSERT … RETURNING`, say), or null for none; its rows come back in `written`. On
+   * the rows read (this table's columns, `latest`) and returns a statement (an `INSERT …
+   * RETURNING`, say), or null for none; its rows come back in `written`. On
    * PostgreSQL both go in one statement, one round trip (`write` as a data-modifying `WITH`,
    * which sees the same snapshot); on SQLite, in two.
    */
