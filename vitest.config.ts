@@ -20,6 +20,7 @@ const ON_POSTGRES = ['apps/control-plane/test/**/*.test.ts', 'test/client/**/*.t
 /** Files of ON_POSTGRES that hold no data (configuration, builds, serving files), or that run on PostgreSQL in any case. */
 const NOT_ON_POSTGRES = [
   'apps/control-plane/test/batcher.test.ts',
+  'apps/control-plane/test/dispatch-passes.test.ts',
   'apps/control-plane/test/build-if-stale.test.ts',
   'apps/control-plane/test/config.test.ts',
   'apps/control-plane/test/log-format.test.ts',

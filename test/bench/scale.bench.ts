@@ -34,6 +34,8 @@ const PROF_DIR = process.env.BENCH_CPU_PROF === '1' ? (process.env.BENCH_PROF_DI
  * the server per execution (`pg_stat_statements`), to see where its CPU goes.
  */
 const STATEMENTS = process.env.BENCH_SCALE_STATEMENTS === '1';
+/** `BENCH_SCALE_VERBOSE=1`: the slowest latency samples and the bench's own GC pauses. */
+const VERBOSE = process.env.BENCH_SCALE_VERBOSE === '1';
 /** Rounds of every setup, taking turns; the figures printed are the medians. */
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 
@@ -234,12 +236,14 @@ async function scenario(name: string, database: string | null, replicas: number,
     // Latency: an execution of an idle server at a time (4 in flight), POST → the runner
     // holding the assignment; under the throughput load above, it would be the queue's wait
     // for busy servers instead.
-    const gcPauses: [number, number][] = [];
-    const gcWatch = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) if (e.duration > 5) gcPauses.push([Math.round(e.startTime - latencyStart), Math.round(e.duration)]);
-    });
-    if (process.env.BENCH_SCALE_VERBOSE) gcWatch.observe({ entryTypes: ['gc'] });
     const latencyStart = performance.now();
+    const gcPauses: [number, number][] = [];
+    const gcWatch = VERBOSE
+      ? new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) if (e.duration > 5) gcPauses.push([Math.round(e.startTime - latencyStart), Math.round(e.duration)]);
+        })
+      : null;
+    gcWatch?.observe({ entryTypes: ['gc'] });
     const sampled = new Map<string, number>();
     const answers: number[] = [];
     let k = 0;
@@ -259,17 +263,22 @@ async function scenario(name: string, database: string | null, replicas: number,
       }),
     );
     const latencies: number[] = [];
-    const order = [...sampled.keys()];
+    /** [ms, sample #, its POST's answer in ms], for the slowest (`BENCH_SCALE_VERBOSE`). */
     const slowest: [number, number, number][] = [];
+    const index = new Map([...sampled.keys()].map((id, i) => [id, i]));
     for (const r of runners) for (const run of r.runs.values()) {
       const at = sampled.get(run.executionId);
       if (at === undefined) continue;
       latencies.push(run.assignedAt - at);
-      slowest.push([run.assignedAt - at, order.indexOf(run.executionId), answers[order.indexOf(run.executionId)] ?? NaN]);
+      const i = index.get(run.executionId) ?? -1;
+      slowest.push([run.assignedAt - at, i, answers[i] ?? NaN]);
     }
-    gcWatch.disconnect();
-    if (process.env.BENCH_SCALE_VERBOSE) console.log(`${name}: bench GC pauses over 5 ms [at ms, ms]: ${JSON.stringify(gcPauses)}; samples at [ms]: ${JSON.stringify(order.filter((_, i) => i % 20 === 0).map((id) => Math.round((sampled.get(id) ?? 0) - latencyStart)))}`);
-    if (process.env.BENCH_SCALE_VERBOSE) console.log(`${name}: slowest [ms, sample #, POST answer ms]: ${JSON.stringify(slowest.sort((x, y) => y[0] - x[0]).slice(0, 6).map((x) => x.map((v) => Math.round(v))))}`);
+    if (gcWatch) {
+      gcWatch.disconnect();
+      const startsAt = [...sampled.values()].filter((_, i) => i % 20 === 0).map((at) => Math.round(at - latencyStart));
+      console.log(`${name}: bench GC pauses over 5 ms [at ms, ms]: ${JSON.stringify(gcPauses)}; samples at [ms]: ${JSON.stringify(startsAt)}`);
+      console.log(`${name}: slowest [ms, sample #, POST answer ms]: ${JSON.stringify(slowest.sort((x, y) => y[0] - x[0]).slice(0, 6).map((x) => x.map((v) => Math.round(v))))}`);
+    }
     const duplicates = runners.flatMap((r) => r.duplicates);
     if (duplicates.length) throw new Error(`executions handed out twice: ${duplicates.slice(0, 5).join(', ')}`);
     return {

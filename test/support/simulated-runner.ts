@@ -1,5 +1,5 @@
 import type { ServerFacts } from '@carapace/models';
-import { createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
+import { createRunnerClient, grpc, PROTOCOL_VERSION, startHeartbeats, type ControlMessage__Output, type Heartbeats, type RunnerMessage } from '@carapace/protocol';
 
 /** One execution as a simulated runner saw it. */
 export interface SimulatedRun {
@@ -54,7 +54,7 @@ export class SimulatedRunner {
   connects = 0;
   private client: ReturnType<typeof createRunnerClient> | null = null;
   private call: grpc.ClientDuplexStream<RunnerMessage, ControlMessage__Output> | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
+  private heartbeats: Heartbeats | null = null;
   private next = 0;
   private closed = false;
   /** Events not acknowledged yet, by execution, in order. */
@@ -147,8 +147,8 @@ export class SimulatedRunner {
   }
 
   private drop(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
+    this.heartbeats?.stop();
+    this.heartbeats = null;
     const call = this.call;
     const client = this.client;
     this.call = null;
@@ -164,14 +164,7 @@ export class SimulatedRunner {
       case 'welcome': {
         this.welcomed = true;
         const period = this.options.heartbeatMs ?? m.welcome?.heartbeat_interval_ms ?? 5000;
-        // As the real runner: the first beat at a random moment of the first period.
-        const beat = () => this.call?.write({ heartbeat: { free_slots: 0 } });
-        this.heartbeat = setTimeout(() => {
-          beat();
-          this.heartbeat = setInterval(beat, period);
-          this.heartbeat.unref();
-        }, Math.random() * period);
-        this.heartbeat.unref();
+        this.heartbeats = startHeartbeats(() => this.call?.write({ heartbeat: { free_slots: 0 } }), period);
         for (const abandoned of m.welcome?.abandoned_execution_ids ?? []) {
           this.active.delete(abandoned);
           this.unacked.delete(abandoned);

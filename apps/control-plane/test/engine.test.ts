@@ -212,7 +212,8 @@ describe('execution engine: queue, locks and leases', () => {
     const locked = await h.db.transaction(async () => {
       const { models, written } = await repo.tryGetManyForUpdateAnd<{ executionId: string }>(
         requests.map((r) => r.executionId),
-        (rows) => locks.lockStatement(requests, h.clock.nowMs() + 30_000, rows),
+        repo.fieldEquals('state', 'created'),
+        (queued) => locks.lockStatement(requests, h.clock.nowMs() + 30_000, queued),
       );
       expect([...models.keys()].sort()).toEqual([started, queued, partly].sort());
       expect(models.get(started)?.data.state).toBe('started');
@@ -223,7 +224,7 @@ describe('execution engine: queue, locks and leases', () => {
     expect(locked).toEqual(new Set([queued]));
     expect(await locks.lockedAmong([s1.id, s2.id, s3.id, s4.id, s5.id])).toEqual(expect.arrayContaining([s2.id, s3.id, s5.id]));
     expect(await locks.lockedAmong([s1.id, s4.id])).toEqual([]);
-    expect(await repo.tryGetManyForUpdateAnd([queued], () => null)).toMatchObject({ written: [] });
+    expect(await repo.tryGetManyForUpdateAnd([queued], repo.fieldEquals('state', 'created'), () => null)).toMatchObject({ written: [] });
     await locks.release(['holder', queued]);
     await engine().finish(started, 'completed', null);
     expect((await engine().claim('r-and', 5)).map((x) => x.execution.id).sort()).toEqual([queued, partly].sort());

@@ -17,6 +17,8 @@ export type { GatherFacts__Output as GatherFacts } from './generated/carapace/ru
 export type { FactsResult__Output as FactsResult } from './generated/carapace/runner/v1/FactsResult.js';
 export type { Welcome__Output as Welcome } from './generated/carapace/runner/v1/Welcome.js';
 
+export { startHeartbeats, type Heartbeats } from './heartbeats.js';
+
 /** The protocol version of proto/runner/v1/runner.proto that this package speaks. */
 export const PROTOCOL_VERSION = 1;
 

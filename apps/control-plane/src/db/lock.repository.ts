@@ -52,22 +52,19 @@ export class LockRepository {
 
   /**
    * The statement of `lockEach`: inserts the locks, and returns a row (`executionId`) for
-   * each one taken; null when there is nothing to lock. With `queuedIn`, the name of a
-   * relation of execution rows (`id`, `data`), only the executions it holds still queued
-   * (state `created`) lock anything. What it returns goes to `settle`, in the same
-   * transaction.
+   * each one taken; null when there is nothing to lock. With `onlyFor` (a subquery of
+   * execution ids), only those executions lock anything. What it returns goes to `settle`,
+   * in the same transaction.
    */
-  lockStatement(requests: readonly LockRequest[], expiresAt: number, queuedIn?: SQL): SQL | null {
+  lockStatement(requests: readonly LockRequest[], expiresAt: number, onlyFor?: SQL): SQL | null {
     const rows = requests.flatMap((r) => r.serverIds.map((serverId) => [serverId, r.executionId, r.owner] as const));
     if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
     if (rows.length === 0) return null;
     const source = rowSource(this.db.dialect, rows.map(([serverId, executionId, owner]) => [serverId, executionId, owner, expiresAt]), ['text', 'text', 'text', 'int8']);
-    const state = this.db.dialect === 'postgres' ? sql`data::jsonb ->> 'state'` : sql`json_extract(data, '$.state')`;
-    // Those of executions still queued in `queuedIn` (`WHERE true`: SQLite reads an `ON
-    // CONFLICT` after a bare `FROM` as a join's).
-    const rowsToLock = queuedIn
+    // `WHERE true`: SQLite reads an `ON CONFLICT` after a bare `FROM` as a join's.
+    const rowsToLock = onlyFor
       ? sql`SELECT * FROM (WITH s (server_id, execution_id, owner, expires_at) AS (${source})
-          SELECT * FROM s WHERE execution_id IN (SELECT id FROM ${queuedIn} WHERE ${state} = 'created')) AS q WHERE true`
+          SELECT * FROM s WHERE execution_id IN (${onlyFor})) AS q WHERE true`
       : source;
     // A server locked already is not returned.
     return sql`

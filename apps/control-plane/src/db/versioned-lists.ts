@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
-import { budgetError, parseFilter, parseSort, patternError, type ExpressionOptions, type ModelFields } from './list-query.js';
+import { budgetError, fieldExpression, parseFilter, parseSort, patternError, type ExpressionOptions, type ModelFields } from './list-query.js';
 import { SqliteDatabase } from './sqlite.js';
 import type { RepositoryLimits } from './versioned.repository.js';
 
@@ -77,6 +77,19 @@ export class VersionedLists<D> {
   async list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
     const page = await this.listRows<Row>(COLUMNS, request, extra);
     return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
+  }
+
+  /**
+   * A condition for `list`'s `extra`: the data field `name` equals `value`, written into the
+   * statement as a literal, not bound: a partial index whose predicate names that value can
+   * then serve the query (a parameter cannot prove it). `value` is a constant of the
+   * caller's, never a request's: a statement per value is prepared. It reads `data` of
+   * whatever relation it stands in, this table or rows of it.
+   */
+  fieldEquals(name: string, value: string): SQL {
+    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
+    const literal = this.db.dialect === 'postgres' ? `'${JSON.stringify(value).replace(/'/g, "''")}'::jsonb` : `'${value.replace(/'/g, "''")}'`;
+    return sql`${field.expr} = ${sql.raw(literal)}`;
   }
 
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */

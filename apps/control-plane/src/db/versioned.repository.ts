@@ -145,16 +145,15 @@ export class VersionedRepository<D> {
   }
 
   /**
-   * As `tryGetManyForUpdate`, and a write with it: `write` is given the name of a relation of
-   * the rows read (this table's columns, `latest`) and returns a statement (an `INSERT …
-   * RETURNING`, say), or null for none; its rows come back in `written`. On
-   * PostgreSQL both go in one statement, one round trip (`write` as a data-modifying `WITH`,
-   * which sees the same snapshot); on SQLite, in two.
+   * As `tryGetManyForUpdate`, and a write with it: `write` is given the ids of the models read
+   * that meet `where` (a subquery) and returns a statement (an `INSERT … RETURNING`, say), or
+   * null for none; its rows come back in `written`. On PostgreSQL both go in one statement,
+   * one round trip (`write` as a data-modifying `WITH`, which sees the same snapshot); on
+   * SQLite, in two.
    */
-  async tryGetManyForUpdateAnd<R>(ids: readonly string[], write: (latest: SQL) => SQL | null): Promise<{ models: Map<string, Stored<D>>; written: R[] }> {
+  async tryGetManyForUpdateAnd<R>(ids: readonly string[], where: SQL, write: (ids: SQL) => SQL | null): Promise<{ models: Map<string, Stored<D>>; written: R[] }> {
     const unique = [...new Set(ids)];
-    const latest = sql.raw('latest');
-    const writing = unique.length ? write(latest) : null;
+    const writing = unique.length ? write(sql`SELECT id FROM latest WHERE ${where}`) : null;
     if (!writing || this.db.dialect !== 'postgres') {
       const models = await this.tryGetManyForUpdate(unique);
       if (!writing || models.size === 0) return { models, written: [] };
@@ -211,16 +210,9 @@ export class VersionedRepository<D> {
     return this.lists.cursorVersions(id, request);
   }
 
-  /**
-   * A condition for `list`'s `extra`: the data field `name` equals `value`, written into the
-   * statement as a literal, not bound: a partial index whose predicate names that value can
-   * then serve the query (a parameter cannot prove it). `value` is a constant of the
-   * caller's, never a request's: a statement per value is prepared.
-   */
+  /** A condition for `list`'s `extra`, its value written out (`VersionedLists.fieldEquals`). */
   fieldEquals(name: string, value: string): SQL {
-    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
-    const literal = this.db.dialect === 'postgres' ? `'${JSON.stringify(value).replace(/'/g, "''")}'::jsonb` : `'${value.replace(/'/g, "''")}'`;
-    return sql`${field.expr} = ${sql.raw(literal)}`;
+    return this.lists.fieldEquals(name, value);
   }
 
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */

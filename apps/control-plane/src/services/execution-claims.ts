@@ -1,4 +1,5 @@
 import type { ExecutionData, PlaybookConfigurationData, ServerData } from '@carapace/models';
+import type { SQL } from 'drizzle-orm';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
@@ -24,6 +25,9 @@ interface FreeRunner {
  * is skipped, not waited for.
  */
 export class ExecutionClaims {
+  /** The condition of a queued execution (state `created`), as the queue's index reads it. */
+  private readonly queued: SQL;
+
   /**
    * `appendMany` stores new states (the engine's); `started` is told of each execution
    * handed out, with its runner and its server id by step host.
@@ -37,7 +41,9 @@ export class ExecutionClaims {
     private readonly leaseTimeoutMs: number,
     private readonly appendMany: (changes: readonly StateChange[]) => Promise<Stored<ExecutionData>[]>,
     private readonly started: (runnerId: string, executionId: string, hosts: ReadonlyMap<string, string>) => void,
-  ) {}
+  ) {
+    this.queued = executions.fieldEquals('state', 'created');
+  }
 
   /**
    * As `claim`, for several runners at once, each with its free slots, in the order given
@@ -62,7 +68,7 @@ export class ExecutionClaims {
       // state matches: only queued executions are read, however many have ended.
       const { items: queued } = await this.executions.list(
         { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
-        this.executions.fieldEquals('state', 'created'),
+        this.queued,
       );
       // The locks of their servers, by primary key: a second round trip, cheaper in
       // PostgreSQL than reading each queued execution's servers out of its JSON there.
@@ -132,7 +138,8 @@ export class ExecutionClaims {
       const requests = picks.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId }));
       const { models: latest, written } = await this.executions.tryGetManyForUpdateAnd<{ executionId: string }>(
         picks.map((p) => p.execution.id),
-        (rows) => this.locks.lockStatement(requests, nowMs + this.leaseTimeoutMs, rows),
+        this.queued,
+        (queuedIds) => this.locks.lockStatement(requests, nowMs + this.leaseTimeoutMs, queuedIds),
       );
       const queued = picks.filter((p) => latest.get(p.execution.id)?.data.state === 'created');
       const locked = await this.locks.settle(

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { createRunnerClient, grpc, KEEPALIVE_OPTIONS, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
+import { createRunnerClient, grpc, KEEPALIVE_OPTIONS, PROTOCOL_VERSION, startHeartbeats, type ControlMessage__Output, type Heartbeats, type RunnerMessage } from '@carapace/protocol';
 import { Outbox } from '../outbox.js';
 import { assertNever, StateMachine } from '../state-machine.js';
 import type { AgentOptions, AgentTelemetry, ControlCommand, ExecutionEvent, FactsAnswer } from './agent.types.js';
@@ -68,7 +68,7 @@ export class StreamSession {
   private call: Call | null = null;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeats: Heartbeats | null = null;
   private writeQueue: RunnerMessage[] = [];
   private writable = true;
 
@@ -280,21 +280,12 @@ export class StreamSession {
     }
     this.stopHeartbeat();
     const interval = Math.max(100, heartbeatIntervalMs || 5000);
-    const beat = () => this.send({ heartbeat: { free_slots: this.owner.freeSlots() } });
-    // The first beat at a random moment of the first period, then one every period: runners
-    // that connect together (a control plane restarted, a replica's runners failing over)
-    // do not all beat at the same instant ever after.
-    this.heartbeatTimer = setTimeout(() => {
-      beat();
-      this.heartbeatTimer = setInterval(beat, interval);
-      this.heartbeatTimer.unref();
-    }, Math.random() * interval);
-    this.heartbeatTimer.unref();
+    this.heartbeats = startHeartbeats(() => this.send({ heartbeat: { free_slots: this.owner.freeSlots() } }), interval);
   }
 
   private stopHeartbeat(): void {
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.heartbeatTimer = null;
+    this.heartbeats?.stop();
+    this.heartbeats = null;
   }
 
   /** Sends when connected; events stay in the outbox otherwise and go after reconnecting. */
