@@ -148,7 +148,8 @@ function unwrap(expr: string): string {
  * `data` would never be used by the repositories' SQL.
  */
 function indexTerm(raw: string): string {
-  const term = unwrap(raw);
+  // NULLs first ascending is SQLite's own order, which a PostgreSQL index names (0005).
+  const term = unwrap(raw.replace(/ ASC NULLS FIRST$/i, ''));
   const sqliteJson = /^json_extract\(data, '\$\.([\w.]+)'\)$/.exec(term);
   if (sqliteJson) return `data.${sqliteJson[1]}`;
   const pgJson = /^NULLIF\(data::jsonb #> '\{([\w,]+)\}', 'null'::jsonb\)$/.exec(term);
@@ -188,7 +189,10 @@ function migratedIndexes(folder: string): Map<string, IndexShape> {
     const created = CREATE_INDEX.exec(statement);
     if (created) {
       const [, unique, name, table, on, where] = created;
-      add(name!, { table: table!, unique: unique !== undefined, on: splitTopLevel(on!).map(indexTerm), where: normalizeWhere(where) });
+      const terms = splitTopLevel(on!).map(indexTerm);
+      // Every SQLite index ends in the rowid, which is pk; a PostgreSQL index names it.
+      if (terms.length > 1 && terms.at(-1) === 'pk') terms.pop();
+      add(name!, { table: table!, unique: unique !== undefined, on: terms, where: normalizeWhere(where) });
       continue;
     }
     const dropped = DROP_INDEX.exec(statement);

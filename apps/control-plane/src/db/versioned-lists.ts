@@ -72,10 +72,13 @@ export class VersionedLists<D> {
 
   /**
    * The latest version of each model matching the request. Deleted models are left out
-   * unless the filter names `time_deleted`, which then replaces that condition.
+   * unless the filter names `time_deleted`, which then replaces that condition. `index`: the
+   * index to read, when its partial predicate is `extra` and it gives the request's order:
+   * SQLite is told (`INDEXED BY`), since its planner takes an index of an equality in `extra`
+   * and sorts every row matching it; PostgreSQL's finds it alone.
    */
-  async list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
-    const page = await this.listRows<Row>(COLUMNS, request, extra);
+  async list(request: ListRequest, extra?: SQL, index?: string): Promise<Page<Stored<D>>> {
+    const page = await this.listRows<Row>(COLUMNS, request, extra, index);
     return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
   }
 
@@ -129,10 +132,10 @@ export class VersionedLists<D> {
     };
   }
 
-  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Promise<Page<R>> {
+  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined, index?: string): Promise<Page<R>> {
     return this.query((options) => {
       const { where, order } = this.listClauses(request, extra, options);
-      return this.page<R>(columns, where, order, request);
+      return this.page<R>(columns, where, order, request, index);
     });
   }
 
@@ -156,11 +159,12 @@ export class VersionedLists<D> {
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
-  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
+  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest, index?: string): Promise<Page<R>> {
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
+    const from = index && this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
+    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${order}${limit}`);
     if (request.withoutTotal) return { items: rows, total: rows.length };
-    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
+    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${from} WHERE ${where}`);
     return { items: rows, total: count?.n ?? 0 };
   }
 

@@ -216,8 +216,8 @@ export class VersionedRepository<D> {
   }
 
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
-  list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
-    return this.lists.list(request, extra);
+  list(request: ListRequest, extra?: SQL, index?: string): Promise<Page<Stored<D>>> {
+    return this.lists.list(request, extra, index);
   }
 
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */

@@ -65,10 +65,12 @@ export class ExecutionClaims {
     let turn = 0;
     for (let page = 1; left > 0; page++) {
       // Through the index of the queue (`executions_queued`), whose predicate the literal
-      // state matches: only queued executions are read, however many have ended.
+      // state matches and whose order is the queue's: only the page is read, however many
+      // executions have ended or wait.
       const { items: queued } = await this.executions.list(
         { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
         this.queued,
+        'executions_queued',
       );
       // The locks of their servers, by primary key: a second round trip, cheaper in
       // PostgreSQL than reading each queued execution's servers out of its JSON there.
