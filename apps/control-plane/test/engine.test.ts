@@ -233,6 +233,41 @@ describe('execution engine: queue, locks and leases', () => {
     await engine().finish(partly, 'completed', null);
   });
 
+  it('reads the model of a queued execution once while it waits, and again at a new version', async () => {
+    const s = (await addServer(h)).id;
+    const [a, b, c] = [await queue([s]), await queue([s]), await queue([s])];
+    expect((await engine().claim('r-seen', 1)).map((x) => x.execution.id)).toEqual([a]);
+    const dialect = h.db.dialect === 'postgres' ? new PgDialect() : new SQLiteSyncDialect();
+    /** The ids among `ids` that the statements of a pass name. */
+    const named = async (ids: string[]): Promise<string[]> => {
+      const texts: string[] = [];
+      const all = h.db.all.bind(h.db);
+      const spy = vi.spyOn(h.db, 'all').mockImplementation((query: SQL) => {
+        texts.push(JSON.stringify(dialect.sqlToQuery(query).params));
+        return all(query);
+      });
+      try {
+        expect(await engine().claim('r-seen', 1)).toEqual([]);
+      } finally {
+        spy.mockRestore();
+      }
+      return ids.filter((id) => texts.some((t) => t.includes(id)));
+    };
+    // b and c wait for a's server: the pass lists them, and reads neither again.
+    expect(await named([b, c])).toEqual([]);
+    // A new version of b (its data the same): read again, c not.
+    const row = await h.db.get<{ version: number; data: string }>(sql`SELECT version, data FROM executions WHERE id = ${b} AND is_latest = 1`);
+    await h.db.run(sql`UPDATE executions SET is_latest = 0 WHERE id = ${b} AND is_latest = 1`);
+    await h.db.run(sql`INSERT INTO executions (id, version, time_updated, time_deleted, initiator_id, is_latest, data)
+      VALUES (${b}, ${(row?.version ?? 0) + 1}, 0, 0, NULL, 1, ${row?.data ?? '{}'})`);
+    expect(await named([b, c])).toEqual([b]);
+    await engine().finish(a, 'completed', null);
+    expect((await engine().claim('r-seen', 1)).map((x) => x.execution.id)).toEqual([b]);
+    await engine().finish(b, 'completed', null);
+    expect((await engine().claim('r-seen', 1)).map((x) => x.execution.id)).toEqual([c]);
+    await engine().finish(c, 'completed', null);
+  });
+
   it('reads a page of the queue through its own index, in its order, however many executions have ended or wait, before any statistics', async () => {
     // Many ended executions, and many queued behind one server, written straight to the
     // table: no ANALYZE has seen them.

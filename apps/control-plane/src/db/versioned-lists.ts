@@ -16,6 +16,7 @@ export interface Row {
 }
 
 export const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
+const ID_VERSION = sql.raw('id, version');
 
 /** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
 const BATCH_ROWS = 256;
@@ -93,6 +94,14 @@ export class VersionedLists<D> {
     const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
     const literal = this.db.dialect === 'postgres' ? `'${JSON.stringify(value).replace(/'/g, "''")}'::jsonb` : `'${value.replace(/'/g, "''")}'`;
     return sql`${field.expr} = ${sql.raw(literal)}`;
+  }
+
+  /**
+   * As `list`, each model's id and version only, in the list's order: for a caller that keeps
+   * the models it has read, and reads again only those of a new version (`getMany`).
+   */
+  async listIds(request: ListRequest, extra?: SQL, index?: string): Promise<{ id: string; version: number }[]> {
+    return (await this.listRows<{ id: string; version: number }>(ID_VERSION, request, extra, index)).items;
   }
 
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */

@@ -220,6 +220,11 @@ export class VersionedRepository<D> {
     return this.lists.list(request, extra, index);
   }
 
+  /** As `list`, only the id and version of each model (`VersionedLists.listIds`). */
+  listIds(request: ListRequest, extra?: SQL, index?: string): Promise<{ id: string; version: number }[]> {
+    return this.lists.listIds(request, extra, index);
+  }
+
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */
   listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
     return this.lists.listText(request, extra);

@@ -27,6 +27,8 @@ interface FreeRunner {
 export class ExecutionClaims {
   /** The condition of a queued execution (state `created`), as the queue's index reads it. */
   private readonly queued: SQL;
+  /** The queued executions the last pass read, by id (`queuePage`). */
+  private seen = new Map<string, Stored<ExecutionData>>();
 
   /**
    * `appendMany` stores new states (the engine's); `started` is told of each execution
@@ -63,15 +65,9 @@ export class ExecutionClaims {
     const reserved = new Set<string>();
     const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
     let turn = 0;
+    const seen = new Map<string, Stored<ExecutionData>>();
     for (let page = 1; left > 0; page++) {
-      // Through the index of the queue (`executions_queued`), whose predicate the literal
-      // state matches and whose order is the queue's: only the page is read, however many
-      // executions have ended or wait.
-      const { items: queued } = await this.executions.list(
-        { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
-        this.queued,
-        'executions_queued',
-      );
+      const { queued, length } = await this.queuePage(page, perPage, seen);
       // The locks of their servers, by primary key: a second round trip, cheaper in
       // PostgreSQL than reading each queued execution's servers out of its JSON there.
       for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))])) reserved.add(id);
@@ -112,9 +108,40 @@ export class ExecutionClaims {
           claimed.push({ runner: runner.name, assignment: handed.assignment });
         }
       }
-      if (queued.length < perPage) break;
+      if (length < perPage) break;
     }
+    this.seen = seen;
     return claimed;
+  }
+
+  /**
+   * A page of the queue, oldest first: the ids and versions through the queue's own index
+   * (`executions_queued`, whose predicate the literal state matches and whose order is the
+   * queue's: only the page is read, however many executions have ended or wait), then the
+   * models of those the last pass did not read at that version. Most of a long queue waits
+   * for busy servers, pass after pass, and each replica looks at it: its models are read and
+   * parsed once. Those no longer queued by the second read are left out; `length` is the
+   * page's length as listed. Each one returned is added to `seen`.
+   */
+  private async queuePage(page: number, perPage: number, seen: Map<string, Stored<ExecutionData>>): Promise<{ queued: Stored<ExecutionData>[]; length: number }> {
+    const heads = await this.executions.listIds(
+      { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
+      this.queued,
+      'executions_queued',
+    );
+    const known = (id: string, version: number) => {
+      const model = this.seen.get(id);
+      return model?.version === version ? model : undefined;
+    };
+    const read = await this.executions.getMany(heads.filter((h) => !known(h.id, h.version)).map((h) => h.id));
+    const queued: Stored<ExecutionData>[] = [];
+    for (const { id, version } of heads) {
+      const model = known(id, version) ?? read.get(id);
+      if (!model || model.data.state !== 'created' || model.time_deleted !== 0) continue;
+      seen.set(id, model);
+      queued.push(model);
+    }
+    return { queued, length: heads.length };
   }
 
   /**
