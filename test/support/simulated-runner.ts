@@ -1,5 +1,5 @@
 import type { ServerFacts } from '@carapace/models';
-import { createRunnerClient, grpc, PROTOCOL_VERSION, startHeartbeats, type ControlMessage__Output, type Heartbeats, type RunnerMessage } from '@carapace/protocol';
+import { createRunnerClient, grpc, KEEPALIVE_OPTIONS, PROTOCOL_VERSION, startHeartbeats, type ControlMessage__Output, type Heartbeats, type RunnerMessage } from '@carapace/protocol';
 
 /** One execution as a simulated runner saw it. */
 export interface SimulatedRun {
@@ -117,9 +117,9 @@ export class SimulatedRunner {
     const address = this.options.addresses[this.next++ % this.options.addresses.length] ?? '';
     this.connects += 1;
     this.welcomed = false;
-    const client = createRunnerClient(address, grpc.credentials.createInsecure(), {
-      'grpc.keepalive_time_ms': 10_000,
-    });
+    // The real runner's keepalive (pings every 20 s): 1,000 of them cost the control plane
+    // what real runners would.
+    const client = createRunnerClient(address, grpc.credentials.createInsecure(), KEEPALIVE_OPTIONS);
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${this.options.token}`);
     const call = client.Connect(md);

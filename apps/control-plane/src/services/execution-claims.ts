@@ -11,6 +11,8 @@ import type { ServerService } from './server.service.js';
 
 /** The most queued executions one read of the queue takes (a page). */
 const CLAIM_PAGE_MAX = 500;
+/** The most queued executions a pass keeps for the next one (`queuePage`): about 20 MB at most. */
+const SEEN_MAX = 10_000;
 
 /** A runner with the slots it has free while a claim hands out work. */
 interface FreeRunner {
@@ -138,7 +140,7 @@ export class ExecutionClaims {
     for (const { id, version } of heads) {
       const model = known(id, version) ?? read.get(id);
       if (!model || model.data.state !== 'created' || model.time_deleted !== 0) continue;
-      seen.set(id, model);
+      if (seen.size < SEEN_MAX) seen.set(id, model);
       queued.push(model);
     }
     return { queued, length: heads.length };
