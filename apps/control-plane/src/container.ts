@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, PlaybookConfigurationData, RoleData, ServerData, UserData } from '@carapace/models';
 import type { Config } from './config.js';
 import { AuthRepository } from './db/auth.repository.js';
-import { openBus } from './db/bus.js';
+import { openBus, type Bus } from './db/bus.js';
 import { databaseProblem } from './db/client.js';
 import type { Database } from './db/database.js';
 import { StatsRepository } from './db/stats.repository.js';
@@ -56,6 +56,8 @@ export interface Container {
   /** The record of webhook deliveries and their attempts. */
   readonly notifications: NotificationRepository;
   readonly bootstrap: BootstrapResult;
+  /** What this replica and the others sharing the database tell each other. */
+  readonly bus: Bus;
   /** Starts the periodic sweep of expired leases; returns its stop. */
   startBackground(): Promise<() => void>;
   /** Waits for the mails under way and closes the database. */
@@ -222,6 +224,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     mailer,
     notifications,
     bootstrap: boot,
+    bus,
     async startBackground() {
       await outbox?.resume();
       webhooks.resume();

@@ -185,6 +185,35 @@ describe('replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
     }
   });
 
+  it('look at the queue after work another replica announced, unless a look began after the announcement', async () => {
+    const engine = b.container.services.engine;
+    let emitted = 0;
+    const off = engine.workAvailable.on(() => (emitted += 1));
+    /** A's announcement, once B has heard it (its engine's handler, subscribed first, has run). */
+    const announce = () =>
+      new Promise<void>((resolve) => {
+        const stop = b.container.bus.subscribe('work', (_payload, from) => {
+          if (from !== 'elsewhere') return;
+          stop();
+          resolve();
+        });
+        void a.container.services.engine.queued();
+      });
+    try {
+      await announce();
+      await sleep(150);
+      // Nothing looked at the queue on B since: it looks once, a moment later.
+      expect(emitted).toBe(1);
+      await announce();
+      // A look begun after the announcement (its own runners' work, under load) has seen it.
+      await engine.claimFor([['nobody', 1]]);
+      await sleep(150);
+      expect(emitted).toBe(1);
+    } finally {
+      off();
+    }
+  });
+
   it('follow a log through B while the runner reports to A; kill A midway: the runner goes on through B, nothing lost or doubled', async () => {
     const server = await addServer(a);
     const c = await Replica.start(database.url, { CARAPACE_RUNNER_LEASE_TIMEOUT_MS: '6000', CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: '1000' });

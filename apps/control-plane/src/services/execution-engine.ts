@@ -87,6 +87,9 @@ export class ExecutionEngine {
   private readonly load = new RunnerLoad();
   /** A look at the queue after work announced by another replica, when one is due. */
   private remoteWork: NodeJS.Timeout | null = null;
+  /** Looks at the queue begun (`claimFor` with a free slot), and their count when another replica last announced work. */
+  private looks = 0;
+  private looksAtRemoteWork = 0;
   /** Heartbeats waiting to renew their runners' leases together (`heartbeat`). */
   private readonly renewals = new Batcher<string, void>(
     async (runners) => {
@@ -122,11 +125,17 @@ export class ExecutionEngine {
     // Work another replica announced is first its own runners' (it dispatches at once): this
     // replica looks a moment later, for what is still queued then, instead of racing it for
     // the same executions.
+    // Under load this replica looks at the queue for its own events all the time: a look
+    // begun after the latest announcement has seen what it announced, and none more is due.
     bus.subscribe('work', (_payload, from) => {
-      if (from === 'here') this.workAvailable.emit();
-      else this.remoteWork ??= setTimeout(() => {
-        this.remoteWork = null;
+      if (from === 'here') {
         this.workAvailable.emit();
+        return;
+      }
+      this.looksAtRemoteWork = this.looks;
+      this.remoteWork ??= setTimeout(() => {
+        this.remoteWork = null;
+        if (this.looks === this.looksAtRemoteWork) this.workAvailable.emit();
       }, REMOTE_WORK_DELAY_MS).unref();
     });
     bus.subscribe('execution', (payload) => {
@@ -180,6 +189,7 @@ export class ExecutionEngine {
    * page start together, in one transaction (`ExecutionClaims`).
    */
   claimFor(runners: readonly (readonly [runnerId: string, slots: number])[]): Promise<{ runner: string; assignment: Assignment }[]> {
+    if (runners.some(([, slots]) => slots > 0)) this.looks += 1;
     return this.claims.claimFor(runners);
   }
 
