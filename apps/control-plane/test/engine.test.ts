@@ -35,6 +35,22 @@ describe('execution engine: queue, locks and leases', () => {
     return execution.json.id as string;
   }
 
+  /** The statements `act` reads with (`db.all`). */
+  async function readsOf(act: () => Promise<void>): Promise<SQL[]> {
+    const statements: SQL[] = [];
+    const all = h.db.all.bind(h.db);
+    const spy = vi.spyOn(h.db, 'all').mockImplementation((query: SQL) => {
+      statements.push(query);
+      return all(query);
+    });
+    try {
+      await act();
+    } finally {
+      spy.mockRestore();
+    }
+    return statements;
+  }
+
   const state = async (id: string) => (await h.request('GET', `/v1/execution/${id}/`, { token: root })).json.data.state as string;
 
   it('never runs two executions sharing a server together; runs disjoint ones at once', async () => {
@@ -240,17 +256,8 @@ describe('execution engine: queue, locks and leases', () => {
     const dialect = h.db.dialect === 'postgres' ? new PgDialect() : new SQLiteSyncDialect();
     /** The ids among `ids` that the statements of a pass name. */
     const named = async (ids: string[]): Promise<string[]> => {
-      const texts: string[] = [];
-      const all = h.db.all.bind(h.db);
-      const spy = vi.spyOn(h.db, 'all').mockImplementation((query: SQL) => {
-        texts.push(JSON.stringify(dialect.sqlToQuery(query).params));
-        return all(query);
-      });
-      try {
-        expect(await engine().claim('r-seen', 1)).toEqual([]);
-      } finally {
-        spy.mockRestore();
-      }
+      const statements = await readsOf(async () => expect(await engine().claim('r-seen', 1)).toEqual([]));
+      const texts = statements.map((q) => JSON.stringify(dialect.sqlToQuery(q).params));
       return ids.filter((id) => texts.some((t) => t.includes(id)));
     };
     // b and c wait for a's server: the pass lists them, and reads neither again.
@@ -282,17 +289,7 @@ describe('execution engine: queue, locks and leases', () => {
     const first = await queue([server]);
     const firstData = JSON.parse((await h.db.get<{ data: string }>(sql`SELECT data FROM executions WHERE id = ${first} AND is_latest = 1`))?.data ?? '{}');
     await insert(rows('waiting', 600, (i) => JSON.stringify({ ...firstData, id: `waiting-${i}`, time_created: firstData.time_created + 1 + i })));
-    const statements: SQL[] = [];
-    const all = h.db.all.bind(h.db);
-    const spy = vi.spyOn(h.db, 'all').mockImplementation((query: SQL) => {
-      statements.push(query);
-      return all(query);
-    });
-    try {
-      expect((await engine().claim('r-index', 1)).map((x) => x.execution.id)).toEqual([first]);
-    } finally {
-      spy.mockRestore();
-    }
+    const statements = await readsOf(async () => expect((await engine().claim('r-index', 1)).map((x) => x.execution.id)).toEqual([first]));
     const dialect = h.db.dialect === 'postgres' ? new PgDialect() : new SQLiteSyncDialect();
     const read = statements.find((q) => /ORDER BY/.test(dialect.sqlToQuery(q).sql) && /FROM "executions"/.test(dialect.sqlToQuery(q).sql));
     expect(read, 'the queue read').toBeDefined();

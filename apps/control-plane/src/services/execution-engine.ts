@@ -15,6 +15,7 @@ import { ExecutionClaims, hostMap } from './execution-claims.js';
 import { RunEnds, type Outcome, type StateChange } from './run-ends.js';
 import { RunReports, type EventCounts, type EventReport } from './run-reports.js';
 import { RunnerLoad } from './runner-load.js';
+import { RemoteWork } from './remote-work.js';
 import { AsyncSignal, Signal } from './signal.js';
 
 /** An execution handed to a runner, with what it needs to run. */
@@ -44,9 +45,6 @@ interface RunningExecution {
   readonly runnerId: string;
   readonly hosts: ReadonlyMap<string, string>;
 }
-
-/** How long after another replica announced work this one looks at the queue (ms). */
-const REMOTE_WORK_DELAY_MS = 20;
 
 /** The most heartbeats renewing leases in one statement. */
 const HEARTBEAT_BATCH_MAX = 1000;
@@ -85,11 +83,8 @@ export class ExecutionEngine {
   private readonly running = new Map<string, RunningExecution>();
   /** The runs each runner holds, as this replica knows them (`RunnerLoad`). */
   private readonly load = new RunnerLoad();
-  /** A look at the queue after work announced by another replica, when one is due. */
-  private remoteWork: NodeJS.Timeout | null = null;
-  /** Looks at the queue begun (`claimFor` with a free slot), and their count when another replica last announced work. */
-  private looks = 0;
-  private looksAtRemoteWork = 0;
+  /** Looks at the queue for work other replicas announced (`RemoteWork`). */
+  private readonly remoteWork = new RemoteWork(() => this.workAvailable.emit());
   /** Heartbeats waiting to renew their runners' leases together (`heartbeat`). */
   private readonly renewals = new Batcher<string, void>(
     async (runners) => {
@@ -122,22 +117,7 @@ export class ExecutionEngine {
     });
     this.ends = new RunEnds(executions, eventsRepo, effects, locks, bus, clock, (changes) => this.appendMany(changes));
     this.reports = new RunReports(eventsRepo, clock, (executionId, host) => this.serverIdOf(executionId, host), (event) => this.publishEvent(event), () => executions.inTransaction());
-    // Work another replica announced is first its own runners' (it dispatches at once): this
-    // replica looks a moment later, for what is still queued then, instead of racing it for
-    // the same executions.
-    // Under load this replica looks at the queue for its own events all the time: a look
-    // begun after the latest announcement has seen what it announced, and none more is due.
-    bus.subscribe('work', (_payload, from) => {
-      if (from === 'here') {
-        this.workAvailable.emit();
-        return;
-      }
-      this.looksAtRemoteWork = this.looks;
-      this.remoteWork ??= setTimeout(() => {
-        this.remoteWork = null;
-        if (this.looks === this.looksAtRemoteWork) this.workAvailable.emit();
-      }, REMOTE_WORK_DELAY_MS).unref();
-    });
+    bus.subscribe('work', (_payload, from) => (from === 'here' ? this.workAvailable.emit() : this.remoteWork.announced()));
     bus.subscribe('execution', (payload) => {
       const event = parseEvent(payload);
       if (!event) return;
@@ -189,7 +169,7 @@ export class ExecutionEngine {
    * page start together, in one transaction (`ExecutionClaims`).
    */
   claimFor(runners: readonly (readonly [runnerId: string, slots: number])[]): Promise<{ runner: string; assignment: Assignment }[]> {
-    if (runners.some(([, slots]) => slots > 0)) this.looks += 1;
+    if (runners.some(([, slots]) => slots > 0)) this.remoteWork.looked();
     return this.claims.claimFor(runners);
   }
 
