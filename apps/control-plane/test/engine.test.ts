@@ -262,12 +262,12 @@ describe('execution engine: queue, locks and leases', () => {
     };
     // b and c wait for a's server: the pass lists them, and reads neither again.
     expect(await named([b, c])).toEqual([]);
-    // A new version of b (its data the same): read again, c not.
-    const row = await h.db.get<{ version: number; data: string }>(sql`SELECT version, data FROM executions WHERE id = ${b} AND is_latest = 1`);
-    await h.db.run(sql`UPDATE executions SET is_latest = 0 WHERE id = ${b} AND is_latest = 1`);
+    // A new version of c (its data the same; stored last, it stays last): read again, b not.
+    const row = await h.db.get<{ version: number; data: string }>(sql`SELECT version, data FROM executions WHERE id = ${c} AND is_latest = 1`);
+    await h.db.run(sql`UPDATE executions SET is_latest = 0 WHERE id = ${c} AND is_latest = 1`);
     await h.db.run(sql`INSERT INTO executions (id, version, time_updated, time_deleted, initiator_id, is_latest, data)
-      VALUES (${b}, ${(row?.version ?? 0) + 1}, 0, 0, NULL, 1, ${row?.data ?? '{}'})`);
-    expect(await named([b, c])).toEqual([b]);
+      VALUES (${c}, ${(row?.version ?? 0) + 1}, 0, 0, NULL, 1, ${row?.data ?? '{}'})`);
+    expect(await named([b, c])).toEqual([c]);
     await engine().finish(a, 'completed', null);
     expect((await engine().claim('r-seen', 1)).map((x) => x.execution.id)).toEqual([b]);
     await engine().finish(b, 'completed', null);
@@ -294,15 +294,23 @@ describe('execution engine: queue, locks and leases', () => {
     const read = statements.find((q) => /ORDER BY/.test(dialect.sqlToQuery(q).sql) && /FROM "executions"/.test(dialect.sqlToQuery(q).sql));
     expect(read, 'the queue read').toBeDefined();
     const plan = h.db.dialect === 'postgres'
-      ? (await h.db.all<{ 'QUERY PLAN': string }>(sql`EXPLAIN ${read}`)).map((r) => r['QUERY PLAN'])
+      ? (await h.db.all<{ 'QUERY PLAN': string }>(sql`EXPLAIN (VERBOSE) ${read}`)).map((r) => r['QUERY PLAN'])
       : (await h.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${read}`)).map((r) => r.detail);
     // Only queued executions are read, through the queue's index (PostgreSQL's choice,
     // SQLite's by INDEXED BY), not the ended ones; in the index's order, not all of them
-    // sorted for a page (PostgreSQL's Sort, SQLite's temporary B-tree for the whole order).
+    // sorted for a page (PostgreSQL's Sort, SQLite's temporary B-tree for the whole order);
+    // and nothing is computed from a row's JSON (PostgreSQL parses it for any expression of
+    // `data` a node outputs, an order's included, even one the index gives).
     expect(plan.join('\n')).toMatch(/executions_queued/);
     expect(plan.filter((l) => /(^|->)\s*Sort\s+\(/.test(l) || l === 'USE TEMP B-TREE FOR ORDER BY'), plan.join('\n')).toEqual([]);
+    expect(plan.filter((l) => /^\s*Output:.*\bdata\b/.test(l)), plan.join('\n')).toEqual([]);
+    // A pass walks the queue page after page (18 rows a page for one free slot) to a runnable
+    // execution stored behind all 600 that wait.
+    const last = await queue([(await addServer(h)).id]);
+    expect((await engine().claim('r-index', 1)).map((x) => x.execution.id)).toEqual([last]);
     await h.db.run(sql`DELETE FROM executions WHERE id LIKE 'ended-%' OR id LIKE 'waiting-%'`);
     await engine().finish(first, 'completed', null);
+    await engine().finish(last, 'completed', null);
   });
 
   it('gives every lease a full timeout again at start, so a control-plane outage fails no run', async () => {

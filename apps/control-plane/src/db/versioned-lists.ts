@@ -16,7 +16,6 @@ export interface Row {
 }
 
 export const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiator_id, data');
-const ID_VERSION = sql.raw('id, version');
 
 /** The most rows, and about the most bytes, one `ListCursor.next()` reads. */
 const BATCH_ROWS = 256;
@@ -73,13 +72,10 @@ export class VersionedLists<D> {
 
   /**
    * The latest version of each model matching the request. Deleted models are left out
-   * unless the filter names `time_deleted`, which then replaces that condition. `index`: the
-   * index to read, when its partial predicate is `extra` and it gives the request's order:
-   * SQLite is told (`INDEXED BY`), since its planner takes an index of an equality in `extra`
-   * and sorts every row matching it; PostgreSQL's finds it alone.
+   * unless the filter names `time_deleted`, which then replaces that condition.
    */
-  async list(request: ListRequest, extra?: SQL, index?: string): Promise<Page<Stored<D>>> {
-    const page = await this.listRows<Row>(COLUMNS, request, extra, index);
+  async list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
+    const page = await this.listRows<Row>(COLUMNS, request, extra);
     return { items: page.items.map((r) => this.fromRow(r)), total: page.total };
   }
 
@@ -97,11 +93,19 @@ export class VersionedLists<D> {
   }
 
   /**
-   * As `list`, each model's id and version only, in the list's order: for a caller that keeps
-   * the models it has read, and reads again only those of a new version (`getMany`).
+   * The key, id and version of the latest, live models meeting `condition`, in the order they
+   * were stored (`pk`), from the first stored after `afterPk`, at most `limit`: for a caller
+   * that walks a queue page by page and keeps the models it has read, reading again only
+   * those of a new version (`getMany`). `index` is a partial index on `pk` whose predicate is
+   * `condition`: the rows come out of it in order, and nothing else of them is computed (an
+   * order on a field of `data` would parse each row's JSON on PostgreSQL, index or not).
+   * SQLite is told to use it (`INDEXED BY`).
    */
-  async listIds(request: ListRequest, extra?: SQL, index?: string): Promise<{ id: string; version: number }[]> {
-    return (await this.listRows<{ id: string; version: number }>(ID_VERSION, request, extra, index)).items;
+  async idsInStoredOrder(condition: SQL, index: string, afterPk: number, limit: number): Promise<{ pk: number; id: string; version: number }[]> {
+    const from = this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
+    return this.db.all<{ pk: number; id: string; version: number }>(
+      sql`SELECT pk, id, version FROM ${from} WHERE is_latest = 1 AND time_deleted = 0 AND ${condition} AND pk > ${afterPk} ORDER BY pk LIMIT ${limit}`,
+    );
   }
 
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
@@ -141,10 +145,10 @@ export class VersionedLists<D> {
     };
   }
 
-  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined, index?: string): Promise<Page<R>> {
+  private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Promise<Page<R>> {
     return this.query((options) => {
       const { where, order } = this.listClauses(request, extra, options);
-      return this.page<R>(columns, where, order, request, index);
+      return this.page<R>(columns, where, order, request);
     });
   }
 
@@ -168,12 +172,11 @@ export class VersionedLists<D> {
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
-  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest, index?: string): Promise<Page<R>> {
+  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
-    const from = index && this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
-    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${order}${limit}`);
+    const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
     if (request.withoutTotal) return { items: rows, total: rows.length };
-    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${from} WHERE ${where}`);
+    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
     return { items: rows, total: count?.n ?? 0 };
   }
 

@@ -216,13 +216,13 @@ export class VersionedRepository<D> {
   }
 
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
-  list(request: ListRequest, extra?: SQL, index?: string): Promise<Page<Stored<D>>> {
-    return this.lists.list(request, extra, index);
+  list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
+    return this.lists.list(request, extra);
   }
 
-  /** As `list`, only the id and version of each model (`VersionedLists.listIds`). */
-  listIds(request: ListRequest, extra?: SQL, index?: string): Promise<{ id: string; version: number }[]> {
-    return this.lists.listIds(request, extra, index);
+  /** The live models meeting `condition`, in stored order, as keys, ids and versions (`VersionedLists.idsInStoredOrder`). */
+  idsInStoredOrder(condition: SQL, index: string, afterPk: number, limit: number): Promise<{ pk: number; id: string; version: number }[]> {
+    return this.lists.idsInStoredOrder(condition, index, afterPk, limit);
   }
 
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */

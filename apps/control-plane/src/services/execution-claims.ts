@@ -22,7 +22,7 @@ interface FreeRunner {
 
 /**
  * Which queued executions start, and on which runner (`ExecutionEngine.claimFor`): oldest
- * first; one starts only if all its servers can be locked at once, and never ahead of an
+ * first (in the order they were stored); one starts only if all its servers can be locked at once, and never ahead of an
  * older queued execution that waits for one of the same servers; another replica's claim
  * is skipped, not waited for.
  */
@@ -68,8 +68,9 @@ export class ExecutionClaims {
     const perPage = Math.min(CLAIM_PAGE_MAX, left * 2 + 16);
     let turn = 0;
     const seen = new Map<string, Stored<ExecutionData>>();
-    for (let page = 1; left > 0; page++) {
-      const { queued, length } = await this.queuePage(page, perPage, seen);
+    for (let after = 0; left > 0; ) {
+      const { queued, length, last } = await this.queuePage(after, perPage, seen);
+      after = last;
       // The locks of their servers, by primary key: a second round trip, cheaper in
       // PostgreSQL than reading each queued execution's servers out of its JSON there.
       for (const id of await this.locks.lockedAmong([...new Set(queued.flatMap((e) => e.data.server_ids))])) reserved.add(id);
@@ -117,20 +118,17 @@ export class ExecutionClaims {
   }
 
   /**
-   * A page of the queue, oldest first: the ids and versions through the queue's own index
-   * (`executions_queued`, whose predicate the literal state matches and whose order is the
-   * queue's: only the page is read, however many executions have ended or wait), then the
-   * models of those the last pass did not read at that version. Most of a long queue waits
-   * for busy servers, pass after pass, and each replica looks at it: its models are read and
-   * parsed once. Those no longer queued by the second read are left out; `length` is the
-   * page's length as listed. Each one returned is added to `seen`.
+   * A page of the queue, oldest first, after the key `after`: the keys, ids and versions in
+   * the order the executions were stored, through the queue's own index (`executions_queued`,
+   * on pk, whose predicate the literal state matches: only the page is read, however many
+   * executions have ended or wait, and nothing of a row is computed), then the models of
+   * those the last pass did not read at that version. Most of a long queue waits for busy
+   * servers, pass after pass, and each replica looks at it: its models are read and parsed
+   * once. Those no longer queued by the second read are left out; `length` is the page's
+   * length as listed, `last` its last key. Each one returned is added to `seen`.
    */
-  private async queuePage(page: number, perPage: number, seen: Map<string, Stored<ExecutionData>>): Promise<{ queued: Stored<ExecutionData>[]; length: number }> {
-    const heads = await this.executions.listIds(
-      { page, perPage, all: false, sortBy: JSON.stringify({ time_created: 1 }), withoutTotal: true },
-      this.queued,
-      'executions_queued',
-    );
+  private async queuePage(after: number, perPage: number, seen: Map<string, Stored<ExecutionData>>): Promise<{ queued: Stored<ExecutionData>[]; length: number; last: number }> {
+    const heads = await this.executions.idsInStoredOrder(this.queued, 'executions_queued', after, perPage);
     const known = (id: string, version: number) => {
       const model = this.seen.get(id);
       return model?.version === version ? model : undefined;
@@ -143,7 +141,7 @@ export class ExecutionClaims {
       if (seen.size < SEEN_MAX) seen.set(id, model);
       queued.push(model);
     }
-    return { queued, length: heads.length };
+    return { queued, length: heads.length, last: heads.at(-1)?.pk ?? after };
   }
 
   /**

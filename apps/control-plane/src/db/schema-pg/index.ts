@@ -16,8 +16,8 @@ import { bigint, bigserial, index, pgTable, primaryKey, smallint, text, uniqueIn
  * The indexes on `data` fields are expression indexes, created by the custom migration
  * `drizzle/postgres/0001_expression_indexes.sql` (as on SQLite, by 0001, 0003 and 0005):
  * the field `a.b` is indexed, and must be filtered, as
- * `(NULLIF(data::jsonb #> '{a,b}', 'null'::jsonb))`. The queue's index is in the queue's
- * order, NULLs first and pk last as SQLite's end in the rowid (`0005_queue_order_index.sql`).
+ * `(NULLIF(data::jsonb #> '{a,b}', 'null'::jsonb))`. The queue's index is on pk, the
+ * queue's order (`0006_queue_in_stored_order.sql`).
  */
 
 /** A bigint column read as a JavaScript number (times in ms, counts, sequence numbers). */
