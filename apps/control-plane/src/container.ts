@@ -261,7 +261,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     async close() {
       closing = true;
       services.facts.close();
-      await Promise.all([mailer.close(), webhooks.close()]);
+      await Promise.all([mailer.close(), webhooks.close(), engine.storeHeartbeats(), runners.storeHeartbeats()]);
       await bus.close();
       await db.close();
     },

@@ -46,6 +46,30 @@ describe('Batcher', () => {
     expect(eager.groups).toEqual([[1], [2], [3]]);
   });
 
+  it('with gatherMs, serves the calls of a window together, and at once on flush', async () => {
+    const groups: number[][] = [];
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        groups.push([...items]);
+        return items.map((i) => i * 2);
+      },
+      { maxItems: 10, gatherMs: 100 },
+    );
+    const first = batcher.add(1);
+    // Calls spread over the window, each from a later turn of the event loop: one group.
+    const later = [2, 3].map((i) => new Promise((r) => setTimeout(r, i * 10)).then(() => batcher.add(i)));
+    expect(await Promise.all([first, ...later])).toEqual([2, 4, 6]);
+    expect(groups).toEqual([[1, 2, 3]]);
+    // flush serves what waits for its window, and resolves once it is served.
+    const waiting = batcher.add(4);
+    expect(groups).toEqual([[1, 2, 3]]);
+    await batcher.flush();
+    expect(groups).toEqual([[1, 2, 3], [4]]);
+    expect(await waiting).toBe(8);
+    expect(groups).toEqual([[1, 2, 3], [4]]);
+    await batcher.flush();
+  });
+
   it('serves each call of a failed group alone, so a bad one fails only its caller', async () => {
     const groups: number[][] = [];
     let release: () => void = () => undefined;

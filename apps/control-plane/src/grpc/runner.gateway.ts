@@ -245,8 +245,11 @@ export class RunnerGateway {
     if (!this.runners.isCurrent(name, session.sessionId)) return; // an older stream still talking
     switch (message.body) {
       case 'heartbeat':
-        await this.runners.heartbeat(session);
-        await this.engine.heartbeat(name);
+        // Stored with the heartbeats of the next 200 ms (`HEARTBEAT_BATCHING`): the stream's
+        // next messages do not wait for it. One that cannot be stored is logged; the next renews.
+        Promise.all([this.runners.heartbeat(session), this.engine.heartbeat(name)]).catch((err: unknown) =>
+          this.log.error({ err, runner: name }, 'a heartbeat could not be stored'),
+        );
         return;
       case 'step':
       case 'log':

@@ -10,7 +10,7 @@ import { checkTransition, isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
 import type { ServerService } from './server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
-import { Batcher } from '../batcher.js';
+import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
 import { ExecutionClaims, hostMap } from './execution-claims.js';
 import { RunEnds, type Outcome, type StateChange } from './run-ends.js';
 import { RunReports, type EventCounts, type EventReport } from './run-reports.js';
@@ -45,9 +45,6 @@ interface RunningExecution {
   readonly runnerId: string;
   readonly hosts: ReadonlyMap<string, string>;
 }
-
-/** The most heartbeats renewing leases in one statement. */
-const HEARTBEAT_BATCH_MAX = 1000;
 
 export type { Outcome } from './run-ends.js';
 
@@ -91,7 +88,7 @@ export class ExecutionEngine {
       await this.locks.renew(runners, this.clock.nowMs() + this.leaseTimeoutMs);
       return runners.map(() => undefined);
     },
-    { maxItems: HEARTBEAT_BATCH_MAX, sameTurn: true },
+    HEARTBEAT_BATCHING,
   );
   /** Which queued executions start, and where (`claimFor`). */
   private readonly claims: ExecutionClaims;
@@ -179,12 +176,17 @@ export class ExecutionEngine {
   }
 
   /**
-   * Renews the leases of a runner's executions (its heartbeat). Heartbeats of one turn of
-   * the event loop, and those that arrive while others are stored, are stored together, in
-   * one statement (`Batcher`).
+   * Renews the leases of a runner's executions (its heartbeat). Heartbeats of 200 ms, and
+   * those that arrive while others are stored, are stored together, in one statement
+   * (`HEARTBEAT_BATCHING`). Resolves once they are renewed.
    */
   async heartbeat(runnerId: string): Promise<void> {
     await this.renewals.add(runnerId);
+  }
+
+  /** Renews now the leases of the heartbeats waiting for their group (before closing). */
+  storeHeartbeats(): Promise<void> {
+    return this.renewals.flush();
   }
 
   /** Whether an execution was handed to this runner (the events of others are dropped). */
@@ -211,7 +213,8 @@ export class ExecutionEngine {
       }
       claimed.delete(execution.id);
     }
-    await this.heartbeat(runnerId);
+    // Its leases renewed now, not with the next group of heartbeats: the hello waits for it.
+    await this.locks.renew([runnerId], this.clock.nowMs() + this.leaseTimeoutMs);
     return { abandoned: [...claimed], cancel };
   }
 

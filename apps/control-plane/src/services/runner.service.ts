@@ -6,11 +6,8 @@ import type { RunnerRepository } from '../db/runner.repository.js';
 import type { RunnerSessionRepository } from '../db/runner-session.repository.js';
 import type { Clock } from '../ports.js';
 import { nowS } from '../ports.js';
-import { Batcher } from '../batcher.js';
+import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
 import { Signal } from './signal.js';
-
-/** The most heartbeats stored in one statement. */
-const HEARTBEAT_BATCH_MAX = 1000;
 
 /** Names runners may have: what fits a hostname label, dots and underscores allowed. */
 export const RUNNER_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
@@ -64,7 +61,7 @@ export class RunnerService {
       await this.stored.heartbeat(streams, this.clock.nowMs());
       return streams.map(() => undefined);
     },
-    { maxItems: HEARTBEAT_BATCH_MAX, sameTurn: true },
+    HEARTBEAT_BATCHING,
   );
   /** Emitted with a runner's name when its token is revoked: its stream must close. */
   readonly revoked = new Signal<string>();
@@ -149,13 +146,18 @@ export class RunnerService {
   }
 
   /**
-   * A session's heartbeat arrived. Those of one turn of the event loop, and those that arrive
-   * while others are stored, are stored together, in one statement (`Batcher`): a thousand
-   * runners' heartbeats cost a few.
+   * A session's heartbeat arrived. Those of 200 ms, and those that arrive while others are
+   * stored, are stored together, in one statement (`HEARTBEAT_BATCHING`): a thousand runners'
+   * heartbeats cost a few statements a second. Resolves once it is stored.
    */
   async heartbeat(session: RunnerSession): Promise<void> {
     session.lastHeartbeatMs = this.clock.nowMs();
     await this.heartbeats.add({ name: session.name, sessionId: session.sessionId });
+  }
+
+  /** Stores now the heartbeats waiting for their group (before closing). */
+  storeHeartbeats(): Promise<void> {
+    return this.heartbeats.flush();
   }
 
   /** A session's runner is shutting down: it takes no new work. */
