@@ -299,11 +299,12 @@ describe('execution engine: queue, locks and leases', () => {
     // Only queued executions are read, through the queue's index (PostgreSQL's choice,
     // SQLite's by INDEXED BY), not the ended ones; in the index's order, not all of them
     // sorted for a page (PostgreSQL's Sort, SQLite's temporary B-tree for the whole order);
-    // and nothing is computed from a row's JSON (PostgreSQL parses it for any expression of
-    // `data` a node outputs, an order's included, even one the index gives).
+    // and nothing is computed from a row's JSON, to output, order or filter (PostgreSQL parses
+    // it for any expression of `data` a node outputs, an order's included, even one the index
+    // gives).
     expect(plan.join('\n')).toMatch(/executions_queued/);
     expect(plan.filter((l) => /(^|->)\s*Sort\s+\(/.test(l) || l === 'USE TEMP B-TREE FOR ORDER BY'), plan.join('\n')).toEqual([]);
-    expect(plan.filter((l) => /^\s*Output:.*\bdata\b/.test(l)), plan.join('\n')).toEqual([]);
+    if (h.db.dialect === 'postgres') expect(plan.filter((l) => /\bdata\b/.test(l)), plan.join('\n')).toEqual([]);
     // A pass walks the queue page after page (18 rows a page for one free slot) to a runnable
     // execution stored behind all 600 that wait.
     const last = await queue([(await addServer(h)).id]);
