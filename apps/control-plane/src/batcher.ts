@@ -100,7 +100,8 @@ export class Batcher<I, O> {
 
 /**
  * How heartbeats are stored (runner sessions, leases): those of 200 ms together, up to 1000
- * in a statement. A thousand runners beating every 5 s cost five statements a second, not
- * one or two per heartbeat; a lease (30 s) or a session's liveness loses nothing to the wait.
+ * in a statement. A thousand runners beating every 5 s cost each of the two batchers five
+ * statements a second, not one per two or three heartbeats; a lease (30 s) or a session's
+ * liveness loses nothing to the wait.
  */
 export const HEARTBEAT_BATCHING = { maxItems: 1000, gatherMs: 200 } as const;

@@ -22,9 +22,9 @@ interface FreeRunner {
 
 /**
  * Which queued executions start, and on which runner (`ExecutionEngine.claimFor`): oldest
- * first (in the order they were stored); one starts only if all its servers can be locked at once, and never ahead of an
- * older queued execution that waits for one of the same servers; another replica's claim
- * is skipped, not waited for.
+ * first (in the order they were stored); one starts only if all its servers can be locked
+ * at once, and never ahead of an older queued execution that waits for one of the same
+ * servers; another replica's claim is skipped, not waited for.
  */
 export class ExecutionClaims {
   /** The condition of a queued execution (state `created`), as the queue's index reads it. */
