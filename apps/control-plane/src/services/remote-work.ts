@@ -11,23 +11,22 @@ const REMOTE_WORK_DELAY_MS = 20;
  */
 export class RemoteWork {
   private timer: NodeJS.Timeout | null = null;
-  /** Looks begun here, and their count at the latest announcement. */
-  private looks = 0;
-  private looksAtAnnouncement = 0;
+  /** Whether a look began here since the latest announcement. */
+  private lookedSince = false;
 
   constructor(private readonly look: () => void) {}
 
   /** Another replica announced work. */
   announced(): void {
-    this.looksAtAnnouncement = this.looks;
+    this.lookedSince = false;
     this.timer ??= setTimeout(() => {
       this.timer = null;
-      if (this.looks === this.looksAtAnnouncement) this.look();
+      if (!this.lookedSince) this.look();
     }, REMOTE_WORK_DELAY_MS).unref();
   }
 
   /** A look at the queue began here. */
   looked(): void {
-    this.looks += 1;
+    this.lookedSince = true;
   }
 }
