@@ -212,7 +212,7 @@ describe('execution engine: queue, locks and leases', () => {
 
   it('locks, in the statement that reads them, only the servers of executions still queued', async () => {
     const locks = new LockRepository(h.db);
-    const repo = new VersionedRepository<ExecutionData>(h.db, executions, { data: ['state', 'server_ids'] });
+    const repo = new VersionedRepository<ExecutionData>(h.db, executions, { data: ['state', 'server_ids'], defaultSort: [['time_created', -1]] });
     const [s1, s2, s3, s4, s5] = [await addServer(h), await addServer(h), await addServer(h), await addServer(h), await addServer(h)];
     const started = await queue([s1.id]);
     expect((await engine().claim('r-and', 1)).map((x) => x.execution.id)).toEqual([started]);

@@ -1,6 +1,7 @@
 // cluster_deploy through the API, checked on the daemons: monitors in quorum, every OSD up and
 // in, health, the cluster model; then a second run of the same configuration changes nothing.
 import { expect } from 'vitest';
+import { eventually } from '../system.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
 
 /** What a deployed cluster of the flow is, for the checks that follow. */
@@ -31,6 +32,15 @@ export async function expectHealthy(sys: CephSystem, serverId: string): Promise<
     `health ${status.health.status}: ${JSON.stringify(status.health.checks)}`,
   ).toBe(true);
   return status;
+}
+
+/**
+ * Waits until expectHealthy passes, and fails with its message if it never does. The monitor's
+ * health lags the manager's PG statistics by a report or two: right after the PGs are
+ * active+clean, `ceph status` may still show a PG_DEGRADED of the moment before.
+ */
+export async function waitHealthy(sys: CephSystem, serverId: string, what: string, timeoutMs = 120_000): Promise<Json> {
+  return eventually(() => expectHealthy(sys, serverId), timeoutMs, what);
 }
 
 /** `ceph osd stat` numbers: every OSD up and in. */

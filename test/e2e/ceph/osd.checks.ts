@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
 import { eventually } from '../system.js';
-import { expectHealthy, expectOsds, type DeployedCluster } from './deploy.checks.js';
+import { expectOsds, waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
 
 /** Runs a shell command on a host (as root) and returns its stdout; throws on a non-zero exit. */
@@ -98,7 +98,7 @@ export async function addOsdAndCheck(sys: CephSystem, deployed: DeployedCluster,
   const osdMembers = (cluster.data.configuration.osds as Json[]).map((m) => m.server_id as string);
   for (const id of [...deployed.osdIds, ...newServerIds]) expect(osdMembers).toContain(id);
   expect(run.log).toMatch(/health: HEALTH_(OK|WARN)/);
-  await expectHealthy(sys, monId);
+  await waitHealthy(sys, monId, `healthy with the new OSDs`);
 
   const again = await sys.execute(configuration);
   expectUnchanged(again);
@@ -232,7 +232,7 @@ export async function removeOsdRefusedWhenDataWouldBeLost(sys: CephSystem, deplo
     await cephCmd(mon, 'config rm mon mon_allow_pool_size_one');
   }
   await waitClean(sys, mon, 'every PG active+clean after the refused removal');
-  await eventually(async () => ((await expectHealthy(sys, monId).then(() => true, () => undefined)) ? true : undefined), 120_000, 'healthy again');
+  await waitHealthy(sys, monId, 'healthy again');
   return run;
 }
 
@@ -298,7 +298,7 @@ export async function removeOsdAndCheck(sys: CephSystem, deployed: DeployedClust
   const osdMembers = ((cluster.data.configuration.osds ?? []) as Json[]).map((m) => m.server_id as string);
   for (const id of serverIds) expect(osdMembers).not.toContain(id);
   await waitClean(sys, mon, 'every PG active+clean after the removal');
-  await expectHealthy(sys, monId);
+  await waitHealthy(sys, monId, 'healthy after the removal');
   await expectObjects(mon, pool, sums);
 
   const again = await sys.execute(configuration);
