@@ -35,9 +35,10 @@ export async function expectHealthy(sys: CephSystem, serverId: string): Promise<
 }
 
 /**
- * Waits until expectHealthy passes, and fails with its message if it never does. The monitor's
- * health lags the manager's PG statistics by a report or two: right after the PGs are
- * active+clean, `ceph status` may still show a PG_DEGRADED of the moment before.
+ * Waits until expectHealthy passes, and fails with its message if it never does: for right
+ * after a change of the OSDs. Their PGs peer and recover for a moment, and the monitor's
+ * health lags the manager's PG statistics by a report or two: once every PG is active+clean,
+ * `ceph status` may still show a PG_DEGRADED of the moment before.
  */
 export async function waitHealthy(sys: CephSystem, serverId: string, what: string, timeoutMs = 120_000): Promise<Json> {
   return eventually(() => expectHealthy(sys, serverId), timeoutMs, what);
@@ -69,7 +70,7 @@ export async function deployAndCheck(sys: CephSystem, serverIds: string[], disks
   expect(quorum.quorum_names.length).toBe(monIds.length);
   expect(quorum.monmap.fsid).toBe(clusterId);
   await expectOsds(sys, mon, serverIds.length * disksPerHost);
-  await expectHealthy(sys, mon);
+  await waitHealthy(sys, mon, 'healthy after the deploy');
   // The log shows the cluster status the health role printed.
   expect(deploy.log).toMatch(/health: HEALTH_(OK|WARN)/);
   return { clusterId, serverIds, monIds, osdIds, deploy, configuration };
