@@ -19,6 +19,7 @@ import { makeFacts } from '@carapace/test-support/facts';
 import { TestPostgres } from '@carapace/test-support/postgres';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
 import { Api, ControlPlane, DISCOVERY_TOKEN } from '../e2e/system.js';
+import { CpuCap } from './cpu-cap.js';
 
 const RUNNERS = Number(process.env.BENCH_SCALE_RUNNERS ?? 1000);
 const SERVERS = Number(process.env.BENCH_SCALE_SERVERS ?? 250);
@@ -28,7 +29,14 @@ const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 1000);
 const IDLE_S = Number(process.env.BENCH_SCALE_IDLE_S ?? 10);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SCALE_LATENCY_SAMPLES ?? 200);
-const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2').split(',');
+const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2,postgres-capped,postgres2-capped').split(',');
+/**
+ * The CPU of each control plane in the capped setups (`postgres-capped`, `postgres2-capped`),
+ * in cores: a cgroup of its own each (`CpuCap`), as if each replica had a machine of that size
+ * to itself. On one machine, the uncapped replicas share its cores with each other, PostgreSQL
+ * and the simulated runners, so a second replica adds a process and no core.
+ */
+const REPLICA_CPUS = Number(process.env.BENCH_SCALE_REPLICA_CPUS ?? 0.5);
 /** V8 CPU profiles of the control planes, written there when they stop (`BENCH_CPU_PROF=1`). */
 const PROF_DIR = process.env.BENCH_CPU_PROF === '1' ? (process.env.BENCH_PROF_DIR ?? mkdtempSync(join(tmpdir(), 'carapace-bench-prof-'))) : null;
 /**
@@ -111,6 +119,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Result {
   readonly scenario: string;
   readonly replicas: number;
+  /** The cores each control plane was capped to, or null (uncapped: the machine's, shared). */
+  readonly cores: number | null;
   readonly rssPerRunnerKiB: number;
   readonly heartbeatCpuPct: number;
   readonly idleCpuPct: number;
@@ -129,7 +139,7 @@ interface Result {
   readonly benchCpuMsPerExecution: number;
 }
 
-async function scenario(name: string, database: string | null, replicas: number, postmaster?: number): Promise<Result> {
+async function scenario(name: string, database: string | null, replicas: number, postmaster?: number, cores: number | null = null): Promise<Result> {
   const env = {
     CARAPACE_LOG_LEVEL: 'warn',
     CARAPACE_THROTTLE_REGISTRATIONS_PER_ADDRESS: '100000',
@@ -137,9 +147,17 @@ async function scenario(name: string, database: string | null, replicas: number,
     ...(database ? { CARAPACE_DATABASE_URL: database } : {}),
   };
   const cps: ControlPlane[] = [];
-  for (let i = 0; i < replicas; i++) cps.push(await ControlPlane.start({ runner: 'none', env, nodeArgs: PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [] }));
+  const caps: CpuCap[] = [];
   const runners: SimulatedRunner[] = [];
   try {
+    for (let i = 0; i < replicas; i++) {
+      const cp = await ControlPlane.start({ runner: 'none', env, nodeArgs: PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [] });
+      cps.push(cp);
+      if (cores === null) continue;
+      const cap = CpuCap.create(`carapace-bench-${process.pid}-${i}`, cores);
+      caps.push(cap);
+      cap.add(cp.proc.child.pid ?? 0);
+    }
     const apis = await Promise.all(
       cps.map(async (cp) => {
         const api = new Api(cp.url);
@@ -298,6 +316,7 @@ async function scenario(name: string, database: string | null, replicas: number,
     return {
       scenario: name,
       replicas,
+      cores,
       rssPerRunnerKiB,
       heartbeatCpuPct,
       idleCpuPct,
@@ -317,6 +336,7 @@ async function scenario(name: string, database: string | null, replicas: number,
       await cp.stop();
       cp.removeData();
     }
+    for (const cap of caps) cap.remove();
   }
 }
 
@@ -332,6 +352,7 @@ function summarize(runs: readonly Result[]): Result & { readonly slowest: number
   return {
     scenario: first.scenario,
     replicas: first.replicas,
+    cores: first.cores,
     rssPerRunnerKiB: median((r) => r.rssPerRunnerKiB),
     heartbeatCpuPct: median((r) => r.heartbeatCpuPct),
     idleCpuPct: median((r) => r.idleCpuPct),
@@ -352,6 +373,9 @@ function summarize(runs: readonly Result[]): Result & { readonly slowest: number
 async function main(): Promise<void> {
   const runs: Result[] = [];
   let pg: TestPostgres | null = null;
+  const capped = ONLY.some((o) => o.endsWith('-capped'));
+  const noCaps = capped ? CpuCap.unavailable() : null;
+  if (noCaps) console.error(`bench:scale: the capped setups are left out: no CPU cap can be made here (${noCaps})`);
   try {
     // The setups take turns, round after round, so that a slower spell of the machine
     // weighs on each of them alike.
@@ -362,6 +386,8 @@ async function main(): Promise<void> {
         await pg.ready;
         if (ONLY.includes('postgres')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid));
         if (ONLY.includes('postgres2')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid));
+        if (!noCaps && ONLY.includes('postgres-capped')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid, REPLICA_CPUS));
+        if (!noCaps && ONLY.includes('postgres2-capped')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid, REPLICA_CPUS));
       }
       console.error(`bench:scale: round ${round} of ${ROUNDS} done`);
     }
@@ -369,25 +395,32 @@ async function main(): Promise<void> {
     await pg?.stop();
   }
   const setups = new Map<string, Result[]>();
-  for (const r of runs) setups.set(`${r.scenario} ${r.replicas}`, [...(setups.get(`${r.scenario} ${r.replicas}`) ?? []), r]);
+  const setupOf = (r: Result) => `${r.scenario} ${r.replicas} ${r.cores}`;
+  for (const r of runs) setups.set(setupOf(r), [...(setups.get(setupOf(r)) ?? []), r]);
   const results = [...setups.values()].map(summarize);
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight) after a warm-up batch of ${WARMUP}, median of ${ROUNDS} round(s)\n`);
-  console.log('| database | replicas | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | warm-up batch (cold), executions/s | POST→started p50 | p99 | of which POST answered, p50 / p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| database | replicas | CPU of each replica | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | warm-up batch (cold), executions/s | POST→started p50 | p99 | of which POST answered, p50 / p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
     console.log(
-      `| ${r.scenario} | ${r.replicas} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.coldPerSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.answerP50)} / ${f(r.answerP99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
+      `| ${r.scenario} | ${r.replicas} | ${r.cores === null ? 'the machine\'s, shared' : `capped to ${r.cores} core`} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.coldPerSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.answerP50)} / ${f(r.answerP99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
     );
   }
-  const one = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 1);
-  const two = results.find((r) => r.scenario === 'PostgreSQL' && r.replicas === 2);
-  const sqlite = results.find((r) => r.scenario === 'SQLite');
+  const find = (scenario: string, replicas: number, cores: number | null) => results.find((r) => r.scenario === scenario && r.replicas === replicas && r.cores === cores);
+  const one = find('PostgreSQL', 1, null);
+  const two = find('PostgreSQL', 2, null);
+  const sqlite = find('SQLite', 1, null);
   console.log('');
-  if (one && two) console.log(`two replicas / one (executions/s): ${f(two.perSecond / one.perSecond, 2)} (target ≥ 1: ${two.perSecond >= one.perSecond ? 'PASS' : 'MISS'})`);
+  if (one && two) console.log(`two replicas / one, sharing the machine's cores (executions/s): ${f(two.perSecond / one.perSecond, 2)} (target ≥ 1: ${two.perSecond >= one.perSecond ? 'PASS' : 'MISS'})`);
+  const oneCapped = find('PostgreSQL', 1, REPLICA_CPUS);
+  const twoCapped = find('PostgreSQL', 2, REPLICA_CPUS);
+  if (oneCapped && twoCapped) {
+    console.log(`two replicas / one, each capped to ${REPLICA_CPUS} core (executions/s): ${f(twoCapped.perSecond / oneCapped.perSecond, 2)} (target ≥ 1: ${twoCapped.perSecond >= oneCapped.perSecond ? 'PASS' : 'MISS'})`);
+  }
   if (one && sqlite) console.log(`PostgreSQL / SQLite (executions/s): ${f(one.perSecond / sqlite.perSecond, 2)}`);
-  for (const r of results.filter((x) => x.replicas === 1)) {
+  for (const r of results.filter((x) => x.replicas === 1 && x.cores === null)) {
     console.log(`${r.scenario}: ≥ 500 executions/s: ${r.perSecond >= 500 ? 'PASS' : 'MISS'}; p99 POST→started < 50 ms: ${r.p99 < 50 ? 'PASS' : 'MISS'}`);
   }
   console.log(`anchors: AWX launches about 1 job/s and tops out near 350 concurrent jobs; Semaphore's runners poll every few seconds`);
