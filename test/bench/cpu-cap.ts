@@ -47,6 +47,8 @@ export class CpuCap {
 
   /** Moves a process (all its threads) into the cap; its children made later stay in it. */
   add(pid: number): void {
+    // 0 would move the writer: this process.
+    if (!(pid > 0)) throw new Error(`not a process id: ${pid}`);
     writeFileSync(join(this.dir, 'cgroup.procs'), String(pid));
   }
 

@@ -9,7 +9,10 @@
 // - dispatch: executions created through the API, handed out, run and completed per second
 //   (leases taken and released), and the p50/p99 of `POST /v1/execution/` → the runner holding
 //   the assignment, at 1,000 connected runners;
-// - two replicas against one (ratio), PostgreSQL against SQLite (ratio).
+// - two replicas against one (ratio): each control plane capped to BENCH_SCALE_REPLICA_CPUS
+//   cores (a cgroup each, as if each replica had a machine of that size), the setting of the
+//   goal; and sharing this machine's cores, where a second replica adds no core;
+// - PostgreSQL against SQLite (ratio).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -154,9 +157,12 @@ async function scenario(name: string, database: string | null, replicas: number,
       const cp = await ControlPlane.start({ runner: 'none', env, nodeArgs: PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [] });
       cps.push(cp);
       if (cores === null) continue;
+      // Capped once started: what it measures comes after (migrations and start are not).
+      const pid = cp.proc.child.pid;
+      if (!pid) throw new Error('a control plane without a pid cannot be capped');
       const cap = CpuCap.create(`carapace-bench-${process.pid}-${i}`, cores);
       caps.push(cap);
-      cap.add(cp.proc.child.pid ?? 0);
+      cap.add(pid);
     }
     const apis = await Promise.all(
       cps.map(async (cp) => {
