@@ -10,3 +10,12 @@ export { formatHostKey, parseHostKey, hostKeyFingerprint, type ParsedHostKey } f
 export { FACTS_SCRIPT, FACTS_COMMAND } from './facts.script.js';
 export { FactsParseError, parseFactsOutput, splitFactsOutput, factsFromSections, parseLsblk, parseNetwork, parseOsRelease, type FactsSection } from './facts.parser.js';
 export { parseDevNodes, type DevNode } from './facts.devices.js';
+export {
+  ed25519PrivateKeyFromSeed,
+  ed25519PublicKeyProblem,
+  encodeEd25519KeyPair,
+  generateEd25519KeyPair,
+  readEd25519PrivateKey,
+  repairEd25519PrivateKey,
+  type OpenSshKeyPair,
+} from './key-pair.js';

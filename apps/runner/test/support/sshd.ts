@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
+import { generateEd25519KeyPair } from '../../src/ssh/index.js';
 
 export const SSHD_PATH = '/usr/sbin/sshd';
 
@@ -20,10 +20,10 @@ export interface KeyPair {
   readonly publicKey: string;
 }
 
-/** A fresh client key pair, generated in memory by ssh2. */
+/** A fresh client key pair, generated in memory as the runner generates its own. */
 export function generateClientKey(): KeyPair {
-  const pair = ssh2.utils.generateKeyPairSync('ed25519');
-  return { privateKey: pair.private, publicKey: pair.public.trim().split(/\s+/).slice(0, 2).join(' ') };
+  const pair = generateEd25519KeyPair();
+  return { privateKey: pair.privateKey, publicKey: pair.publicKey };
 }
 
 /**
