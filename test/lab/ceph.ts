@@ -18,10 +18,68 @@ export const CEPH_PACKAGES: readonly string[] = ['ceph-common', 'ceph-mgr', 'cep
  * (ceph-mon@HOST, ceph-osd@ID…) is enabled. policy-rc.d keeps postinst from starting anything
  * during the build, and there is no ceph.conf.
  */
-export const CEPH_POST_INSTALL = [
+const CEPH_UNITS_OFF = [
   'systemctl disable ceph-crash.service smartmontools.service nvmf-autoconnect.service nvmefc-boot-connections.service',
   'test ! -e /etc/ceph/ceph.conf',
 ].join('\n');
+
+/** The Ceph packages an upgrade installs: those of the image that hold daemons or the CLI. */
+export const CEPH_UPGRADE_PACKAGES: readonly string[] = ['ceph-common', 'ceph-mgr', 'ceph-mon', 'ceph-osd'];
+
+/** Where the image keeps the second Ceph release, an apt repository (see {@link REEF_REPOSITORY_SCRIPT}). */
+export const REEF_REPOSITORY = {
+  /** The repository's root in every host of the image: `deb file:/srv/carapace-lab/reef reef main`. */
+  dir: '/srv/carapace-lab/reef',
+  url: 'file:/srv/carapace-lab/reef',
+  suite: 'reef',
+  components: 'main',
+  /** The ASCII-armored key its Release is signed with (generated at build, its secret half discarded). */
+  keyFile: '/srv/carapace-lab/reef.asc',
+  /** The release the image's Debian 12 hosts run before an upgrade: Debian 12's own Ceph. */
+  from: '16.2',
+  to: '18.2',
+} as const;
+
+/**
+ * The second release for upgrade tests, without a mirror during the tests: Debian 13's Ceph 18
+ * (Reef) packages and everything they need on these Debian 12 hosts, resolved by apt against
+ * the image's installed Ceph 16 (`-t trixie`, download only: nothing is installed), kept in
+ * the image as an apt repository signed with a key made for it. Debian 13's archive is on the
+ * machine's own mirror (the suite `trixie` beside the image's `bookworm`); its source is
+ * removed again, so hosts know only the repository. About 90 packages, 100 MB: Reef drags in
+ * Debian 13's libc6, libstdc++6, Python 3.13, OpenSSL (the 64-bit time_t libraries) and the
+ * packages that depend on those (openssh, curl), as a real partial upgrade would.
+ */
+export const REEF_REPOSITORY_SCRIPT = `set -eu
+repo=${REEF_REPOSITORY.dir}
+mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list)
+test -n "$mirror"
+apt-get update -q
+apt-get install -y -q --no-install-recommends apt-utils gnupg
+echo "deb $mirror trixie main" > /etc/apt/sources.list.d/carapace-lab-trixie.list
+apt-get update -q
+mkdir -p "$repo/pool/partial"
+apt-get install -y -q --download-only --no-install-recommends -t trixie -o Dir::Cache::archives="$repo/pool" ${CEPH_UPGRADE_PACKAGES.join(' ')}
+rm -rf "$repo/pool/partial" "$repo/pool/lock" /etc/apt/sources.list.d/carapace-lab-trixie.list /var/lib/apt/lists/*
+ls "$repo/pool" | grep -q '^ceph-osd_18\.2\.'
+cd "$repo"
+mkdir -p dists/reef/main/binary-amd64
+apt-ftparchive packages pool > dists/reef/main/binary-amd64/Packages
+gzip -9kn dists/reef/main/binary-amd64/Packages
+apt-ftparchive -o APT::FTPArchive::Release::Origin=carapace-lab -o APT::FTPArchive::Release::Label=carapace-lab \
+  -o APT::FTPArchive::Release::Suite=reef -o APT::FTPArchive::Release::Codename=reef \
+  -o APT::FTPArchive::Release::Components=main -o APT::FTPArchive::Release::Architectures=amd64 release dists/reef > /root/Release
+mv /root/Release dists/reef/Release
+export GNUPGHOME=$(mktemp -d /root/gnupg.XXXXXX)
+gpg --batch -q --passphrase '' --quick-gen-key 'Carapace lab Ceph 18 repository <lab@carapace.invalid>' ed25519 sign never
+gpg --batch -q --armor --export > ${REEF_REPOSITORY.keyFile}
+gpg --batch -q --yes --clearsign -o dists/reef/InRelease dists/reef/Release
+gpg --batch -q --yes --armor --detach-sign -o dists/reef/Release.gpg dists/reef/Release
+gpgconf --kill all
+rm -rf "$GNUPGHOME"`;
+
+/** Shell commands of the ceph image after its packages: units off, then the Reef repository. */
+export const CEPH_POST_INSTALL = `${CEPH_UNITS_OFF}\n${REEF_REPOSITORY_SCRIPT}`;
 
 /** `ensureImage` options of the Ceph-ready image. */
 export const CEPH_IMAGE: ImageOptions = { name: 'ceph', extraPackages: CEPH_PACKAGES, postInstall: CEPH_POST_INSTALL };

@@ -244,3 +244,54 @@ export function uniqueServers(servers: readonly PluginServer[]): PluginServer[] 
   const seen = new Set<string>();
   return servers.filter((s) => (seen.has(s.id) ? false : (seen.add(s.id), true)));
 }
+
+/**
+ * The servers of a playbook that runs on a whole cluster (`purge_cluster`, `upgrade_ceph`):
+ * all the cluster's servers. The request may name no server, or exactly the cluster's servers
+ * (in any order); any other list is refused with `ServerListNotAllowedError`
+ * (`DuplicateServerError` for a server given twice). Every server must be ready
+ * (`ServerNotReadyError`).
+ */
+export function selectWholeCluster(
+  playbookId: string,
+  cluster: PluginCluster,
+  requested: readonly PluginServer[],
+  clusterServers: readonly PluginServer[],
+): PluginServer[] {
+  assertNoDuplicateServers(requested);
+  if (requested.length > 0) {
+    const clusterIds = new Set(clusterServers.map((s) => s.id));
+    const requestedIds = new Set(requested.map((s) => s.id));
+    const foreign = sortServers(requested.filter((s) => !clusterIds.has(s.id)));
+    const left = sortServers(clusterServers.filter((s) => !requestedIds.has(s.id)));
+    if (foreign.length > 0 || left.length > 0) {
+      const problems = [
+        ...(foreign.length > 0 ? [`not servers of the cluster: ${foreign.map(describeServer).join(', ')}`] : []),
+        ...(left.length > 0 ? [`missing: ${left.map(describeServer).join(', ')}`] : []),
+      ];
+      throw new PlaybookInputError(
+        'ServerListNotAllowedError',
+        `Playbook ${playbookId} runs on all the servers of cluster ${cluster.name}: give no server list, or all of them (${problems.join('; ')}).`,
+      );
+    }
+  }
+  assertNoDuplicateServers(clusterServers);
+  assertServersReady(clusterServers);
+  return sortServers(clusterServers);
+}
+
+/**
+ * The inventory groups of a cluster's roles (`mons`, `mgrs`, `osds`, ...) with those of
+ * their members that are among `servers`, roles sorted by name, members in the role's order;
+ * `reserved` group names are left out.
+ */
+export function roleGroups(cluster: PluginCluster, servers: readonly PluginServer[], reserved: ReadonlySet<string> = new Set(['_meta', 'all', 'ungrouped'])): InventoryGroup[] {
+  const sorted = sortServers(servers);
+  return Object.keys(cluster.configuration)
+    .filter((role) => !reserved.has(role))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((role) => {
+      const ids = (cluster.configuration[role] ?? []).map((m) => m.server_id);
+      return [role, ids.flatMap((id) => sorted.filter((s) => s.id === id))] as const;
+    });
+}

@@ -76,6 +76,62 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
       },
     ],
   },
+  {
+    id: 'upgrade_ceph',
+    name: 'Upgrade Ceph',
+    description:
+      'Upgrades a running cluster to the Ceph version a package source offers, one daemon at a time: monitors, managers, then OSD hosts, each stopped only once Ceph says it may; a run that stopped midway is finished by running it again.',
+    required_server_list: false,
+    hints: [
+      {
+        id: 'ceph_repository',
+        description: "Where the new version comes from: 'distribution' (the OS's own package sources) or 'repository' (the apt repository of the hints below).",
+        type: 'string',
+        values: ['distribution', 'repository'],
+        default_value: 'distribution',
+      },
+      { id: 'ceph_repository_url', description: 'The apt repository (http, https or file URI).', type: 'string', values: [], default_value: '' },
+      { id: 'ceph_repository_suite', description: "The repository's suite (e.g. bookworm, reef).", type: 'string', values: [], default_value: '' },
+      { id: 'ceph_repository_components', description: "The repository's components.", type: 'string', values: [], default_value: 'main' },
+      { id: 'ceph_repository_key', description: "The repository's ASCII-armored signing key (its text).", type: 'string', values: [], default_value: '' },
+      {
+        id: 'ceph_repository_pin',
+        description: "An apt pin of the repository at priority 100 (e.g. 'release o=Ceph'): the hosts take from it only the packages the upgrade installs.",
+        type: 'string',
+        values: [],
+        default_value: '',
+      },
+      { id: 'target_version', description: 'The Ceph version to upgrade to (e.g. 18.2.7); empty: the highest the source offers.', type: 'string', values: [], default_value: '' },
+      {
+        id: 'allowed_warnings',
+        description: 'Health check codes, comma-separated (e.g. OSD_DOWN,PG_DEGRADED), that do not refuse the upgrade when the cluster is not HEALTH_OK.',
+        type: 'string',
+        values: [],
+        default_value: '',
+      },
+      {
+        id: 'ok_to_stop_timeout',
+        description: 'How long (seconds) to keep asking Ceph whether a daemon may stop while it says no; past it the run fails with its answer.',
+        type: 'integer',
+        values: [],
+        default_value: 300,
+      },
+      {
+        id: 'daemon_timeout',
+        description: 'How long (seconds) a restarted daemon may take to be back (in quorum, up) on the new version.',
+        type: 'integer',
+        values: [],
+        default_value: 600,
+      },
+      {
+        id: 'clean_timeout',
+        description: "How long (seconds) to wait after a host's OSDs are back for every PG to be active+clean again.",
+        type: 'integer',
+        values: [],
+        default_value: 900,
+      },
+    ],
+  },
 ].sort((a, b) => a.name.localeCompare(b.name)) as Descriptor[];
 
 /** Finds a playbook descriptor by id. */

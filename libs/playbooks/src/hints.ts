@@ -21,11 +21,15 @@ export interface HintRule {
  *
  * - `mon_count`: 1 to 9. An odd count is recommended (a quorum of monitors is a strict
  *   majority, so an even count adds no failure tolerance) but not required.
- * - `safe_to_destroy_timeout` (`remove_osd`): 0 to 86,400 seconds.
+ * - `safe_to_destroy_timeout` (`remove_osd`) and `ok_to_stop_timeout` (`upgrade_ceph`): 0 to
+ *   86,400 seconds; `daemon_timeout` and `clean_timeout` (`upgrade_ceph`): 1 to 86,400.
  */
 export const HINT_RULES: Readonly<Record<string, HintRule>> = {
   mon_count: { min: 1, max: 9 },
   safe_to_destroy_timeout: { min: 0, max: 86_400 },
+  ok_to_stop_timeout: { min: 0, max: 86_400 },
+  daemon_timeout: { min: 1, max: 86_400 },
+  clean_timeout: { min: 1, max: 86_400 },
 };
 
 /** The hint types a descriptor may declare. */
@@ -140,5 +144,12 @@ export function integerHint(hints: ResolvedHints, id: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
     throw new PlaybookInputError('InvalidHintError', `Hint ${id} must be an integer, got ${describeValue(value)}.`);
   }
+  return value;
+}
+
+/** The value of a string hint of a resolved record; throws `InvalidHintError` if it is not a string. */
+export function stringHint(hints: ResolvedHints, id: string): string {
+  const value = hints[id];
+  if (typeof value !== 'string') throw new PlaybookInputError('InvalidHintError', `Hint ${id} must be a string, got ${describeValue(value)}.`);
   return value;
 }

@@ -4,17 +4,9 @@
  * @packageDocumentation
  */
 import { cephBaseGlobalVars } from './ceph.js';
-import {
-  assertNoDuplicateServers,
-  assertServersReady,
-  buildInventory,
-  describeServer,
-  requireDescriptor,
-  sortServers,
-  type InventoryGroup,
-} from './common.js';
+import { assertNoDuplicateServers, buildInventory, requireDescriptor, roleGroups, selectWholeCluster, sortServers, type InventoryGroup } from './common.js';
 import { normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type ChangingPlaybookPlugin } from './plugin.js';
+import type { ChangingPlaybookPlugin } from './plugin.js';
 
 const descriptor = requireDescriptor('purge_cluster');
 
@@ -42,39 +34,14 @@ export const purgeClusterPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    assertNoDuplicateServers(requested);
-    if (requested.length > 0) {
-      const clusterIds = new Set(clusterServers.map((s) => s.id));
-      const requestedIds = new Set(requested.map((s) => s.id));
-      const foreign = sortServers(requested.filter((s) => !clusterIds.has(s.id)));
-      const left = sortServers(clusterServers.filter((s) => !requestedIds.has(s.id)));
-      if (foreign.length > 0 || left.length > 0) {
-        const problems = [
-          ...(foreign.length > 0 ? [`not servers of the cluster: ${foreign.map(describeServer).join(', ')}`] : []),
-          ...(left.length > 0 ? [`missing: ${left.map(describeServer).join(', ')}`] : []),
-        ];
-        throw new PlaybookInputError(
-          'ServerListNotAllowedError',
-          `Playbook purge_cluster runs on all the servers of cluster ${cluster.name}: give no server list, or all of them (${problems.join('; ')}).`,
-        );
-      }
-    }
-    assertNoDuplicateServers(clusterServers);
-    assertServersReady(clusterServers);
-    return sortServers(clusterServers);
+    return selectWholeCluster(descriptor.id, cluster, requested, clusterServers);
   },
 
   buildConfiguration(cluster, servers, hints) {
     normalizeResolvedHints(descriptor, hints);
     assertNoDuplicateServers(servers);
     const sorted = sortServers(servers);
-    const roles = Object.keys(cluster.configuration)
-      .filter((role) => !RESERVED_GROUPS.has(role))
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const groups: InventoryGroup[] = roles.map((role) => {
-      const ids = (cluster.configuration[role] ?? []).map((m) => m.server_id);
-      return [role, ids.flatMap((id) => sorted.filter((s) => s.id === id))];
-    });
+    const groups: InventoryGroup[] = roleGroups(cluster, sorted, RESERVED_GROUPS);
     groups.push([PURGE_ALL_GROUP, sorted]);
     return { global_vars: cephBaseGlobalVars(cluster), inventory: buildInventory(groups) };
   },

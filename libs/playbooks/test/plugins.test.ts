@@ -962,7 +962,7 @@ describe('purge_cluster', () => {
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);

@@ -275,11 +275,24 @@ class CallbackModule(CallbackBase):
         else:
             error = {}
 
-        self._emit({
+        base = {
             'type': 'step',
             'host': host_name,
             'address': self._address(host),
             'role': self._role_name(task),
+        }
+        # A module that acts on several daemons in one task reports a step for each
+        # (carapace_steps: [{name, result, changed, time_started, time_finished, error}]);
+        # they replace the task's own step, which still follows when the task failed.
+        substeps = [] if raw.get('_ansible_no_log') else raw.get('carapace_steps')
+        if isinstance(substeps, list) and substeps:
+            for item in substeps:
+                if isinstance(item, dict):
+                    self._emit(self._substep(base, item, started, finished))
+            if status not in ('error', 'unreachable'):
+                return
+        step = dict(base)
+        step.update({
             'name': self._task_names.get(uuid) or self._task_name(task),
             'result': status,
             'changed': bool(raw.get('changed', False)),
@@ -288,6 +301,25 @@ class CallbackModule(CallbackBase):
             'time_started': started,
             'time_finished': finished,
         })
+        self._emit(step)
+
+    @staticmethod
+    def _substep(base, item, started, finished):
+        def when(key, default):
+            value = item.get(key)
+            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else default
+        result = item.get('result') if item.get('result') in ('ok', 'error', 'skipped') else 'ok'
+        step = dict(base)
+        step.update({
+            'name': _truncate_text(_to_text(item.get('name') or 'step'), 1024),
+            'result': result,
+            'changed': bool(item.get('changed', False)),
+            'ignored': False,
+            'error': sanitize_error(item.get('error') or {'msg': 'failed'}) if result == 'error' else {},
+            'time_started': when('time_started', started),
+            'time_finished': when('time_finished', finished),
+        })
+        return step
 
     # --------------------------------------------------------------- callbacks
 

@@ -1,0 +1,227 @@
+# Carapace: what the day-2 modules (upgrade, rolling restart) share: the cluster asked through
+# the ceph CLI in JSON, Ceph's versions and releases, the gates (ok-to-stop) and the per-host
+# noout flags Carapace sets, each marked in the monitors' config-key store so that a later
+# run can tell them from an operator's.
+#
+# Python 3 standard library only. Every call is bounded.
+"""Shared helpers of the Carapace day-2 Ceph modules."""
+
+import json
+import re
+import time
+
+from ansible.module_utils.carapace_ceph import ceph, tail
+
+# Ceph's major versions and their release names (ceph osd require-osd-release takes the name).
+RELEASES = {
+    12: "luminous",
+    13: "mimic",
+    14: "nautilus",
+    15: "octopus",
+    16: "pacific",
+    17: "quincy",
+    18: "reef",
+    19: "squid",
+    20: "tentacle",
+}
+
+# Where Carapace marks a flag it set: config-key carapace/noout/<host bucket> = "<when> <why>".
+NOOUT_MARK = "carapace/noout/"
+
+
+class Refused(Exception):
+    """Ceph (or a check on what it says) refuses the next step: the message says why."""
+
+
+def upstream(version):
+    """The upstream version of a Debian package version or a `ceph --version` line:
+    '2:18.2.7+ds-1+deb13u1' and 'ceph version 18.2.7 (abc) reef (stable)' give '18.2.7'."""
+    text = str(version or "")
+    match = re.search(r"(?:^|[\s:])(\d+\.\d+\.\d+)", text)
+    return match.group(1) if match else ""
+
+
+def version_key(version):
+    """A sortable tuple of an upstream version ('18.2.7' -> (18, 2, 7)); () when there is none."""
+    found = upstream(version)
+    return tuple(int(part) for part in found.split(".")) if found else ()
+
+
+def major(version):
+    key = version_key(version)
+    return key[0] if key else 0
+
+
+def release_name(version):
+    return RELEASES.get(major(version), "")
+
+
+def ceph_json(args, timeout=30):
+    """(rc, parsed JSON or None, stderr) of `ceph ARGS -f json`. The CLI prints the JSON also
+    when the command fails (ok-to-stop says why in it), after a blank line."""
+    rc, out, err = ceph(list(args) + ["-f", "json"], timeout=timeout, check=False)
+    text = (out or "").strip()
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    return rc, data, (err or "").strip()
+
+
+def ceph_required(args, timeout=30):
+    """The parsed JSON answer of a command that must succeed; raises Refused with Ceph's words."""
+    rc, data, err = ceph_json(args, timeout)
+    if rc != 0 or data is None:
+        raise Refused("ceph %s failed (exit %s): %s" % (" ".join(args), rc, tail(err) or "no answer"))
+    return data
+
+
+def ceph_command(args, timeout=30):
+    """(rc, stderr) of a command whose answer is text on stderr (`mon ok-to-stop`, `osd set-group`)."""
+    rc, out, err = ceph(list(args), timeout=timeout, check=False)
+    return rc, ((err or "") + "\n" + (out or "")).strip()
+
+
+def daemon_metadata(timeout=30):
+    """What every daemon last reported of itself: {"mon": {name: {"version", "host"}}, "mgr":
+    {...}, "osd": {id: {...}}} from their metadata (also for daemons that are down now: `ceph
+    versions` counts only those up). host is the short host name."""
+    found = {"mon": {}, "mgr": {}, "osd": {}}
+    for kind, key in (("mon", "name"), ("mgr", "name"), ("osd", "id")):
+        for entry in ceph_required([kind, "metadata"], timeout) or []:
+            if isinstance(entry, dict) and key in entry:
+                found[kind][str(entry[key])] = {
+                    "version": upstream(entry.get("ceph_version_short") or entry.get("ceph_version")),
+                    "host": str(entry.get("hostname", "")).split(".")[0],
+                }
+    return found
+
+
+def running_versions(timeout=30):
+    """{"mon": {name: version}, "mgr": {...}, "osd": {id: version}} (see daemon_metadata)."""
+    return dict((kind, dict((i, d["version"]) for i, d in daemons.items())) for kind, daemons in daemon_metadata(timeout).items())
+
+
+def quorum(timeout=30):
+    """(names in quorum, every monitor's name) of `ceph quorum_status`."""
+    status = ceph_required(["quorum_status"], timeout)
+    mons = [m.get("name") for m in status.get("monmap", {}).get("mons", [])]
+    return list(status.get("quorum_names", [])), mons
+
+
+def health(timeout=30):
+    """(status, {code: summary}) of `ceph health detail`."""
+    data = ceph_required(["health", "detail"], timeout)
+    checks = {}
+    for code, check in (data.get("checks") or {}).items():
+        summary = check.get("summary", {})
+        checks[code] = summary.get("message", "") if isinstance(summary, dict) else str(summary)
+    return data.get("status", ""), checks
+
+
+def osd_dump(timeout=30):
+    return ceph_required(["osd", "dump"], timeout)
+
+
+def group_flags(dump, bucket):
+    return list((dump.get("crush_node_flags") or {}).get(bucket, []))
+
+
+def marked_noout(timeout=30):
+    """{bucket: mark} of the per-host noout flags Carapace set and has not unset yet."""
+    rc, data, _ = ceph_json(["config-key", "dump", NOOUT_MARK], timeout)
+    if rc != 0 or not isinstance(data, dict):
+        return {}
+    return dict((key[len(NOOUT_MARK):], value) for key, value in data.items() if key.startswith(NOOUT_MARK))
+
+
+def set_noout(bucket, why, timeout=30):
+    """Sets noout on a host bucket unless it is set already. Returns True when Carapace set it
+    (and marked it as its own), False when it was set before (an operator's: never unset)."""
+    if "noout" in group_flags(osd_dump(timeout), bucket) and bucket not in marked_noout(timeout):
+        return False
+    rc, said = ceph_command(["config-key", "set", NOOUT_MARK + bucket, "%d %s" % (time.time(), why)], timeout)
+    if rc != 0:
+        raise Refused("cannot mark the noout flag of %s: %s" % (bucket, tail(said)))
+    rc, said = ceph_command(["osd", "set-group", "noout", bucket], timeout)
+    if rc != 0 or "noout" not in group_flags(osd_dump(timeout), bucket):
+        raise Refused("ceph osd set-group noout %s did not set it: %s" % (bucket, tail(said)))
+    return True
+
+
+def unset_noout(bucket, timeout=30):
+    """Unsets the noout flag of a host bucket if Carapace set it; True when it did."""
+    if bucket not in marked_noout(timeout):
+        return False
+    if "noout" in group_flags(osd_dump(timeout), bucket):
+        rc, said = ceph_command(["osd", "unset-group", "noout", bucket], timeout)
+        if rc != 0:
+            raise Refused("ceph osd unset-group noout %s failed: %s" % (bucket, tail(said)))
+    ceph_command(["config-key", "rm", NOOUT_MARK + bucket], timeout)
+    return True
+
+
+def mon_ok_to_stop(name, timeout=30):
+    """(ok, Ceph's words) of `ceph mon ok-to-stop NAME`; an unknown name is never ok (Ceph
+    itself answers 0 to it)."""
+    rc, said = ceph_command(["mon", "ok-to-stop", name], timeout)
+    if "invalid mon" in said:
+        return False, said
+    return rc == 0, said
+
+
+def osd_ok_to_stop(ids, timeout=30):
+    """(ok, Ceph's words) of `ceph osd ok-to-stop IDS`: its JSON, summed up."""
+    rc, data, err = ceph_json(["osd", "ok-to-stop"] + [str(i) for i in ids], timeout)
+    if isinstance(data, dict):
+        words = "ok_to_stop=%s, %s PGs fine, %s PGs not" % (data.get("ok_to_stop"), data.get("num_ok_pgs"), data.get("num_not_ok_pgs"))
+        for key in ("bad_become_inactive", "bad_already_inactive", "unknown_pgs"):
+            if data.get(key):
+                words += ", %s: %s" % (key, " ".join(str(pg) for pg in data[key][:10]))
+        if err:
+            words = "%s (%s)" % (tail(err, 3), words)
+        return rc == 0 and bool(data.get("ok_to_stop")), words
+    return False, tail(err) or "no answer (exit %s)" % rc
+
+
+def wait_until(check, timeout, interval=2.0):
+    """Calls check() until it returns (True, words) or the time is up; returns (ok, last words,
+    seconds waited). check may raise Refused, which counts as a 'no' with its message."""
+    started = time.time()
+    while True:
+        try:
+            ok, words = check()
+        except Refused as err:
+            ok, words = False, str(err)
+        if ok or time.time() - started >= timeout:
+            return ok, words, time.time() - started
+        time.sleep(interval)
+
+
+def pgs_clean(timeout=30):
+    """(all PGs active+clean, summary) of `ceph pg stat`; states like active+clean+scrubbing count as clean."""
+    data = ceph_required(["pg", "stat"], timeout)
+    summary = data.get("pg_summary", data)
+    total = int(summary.get("num_pgs", 0) or 0)
+    states = summary.get("num_pg_by_state", []) or []
+    clean = sum(int(s.get("num", 0) or 0) for s in states if str(s.get("name", "")).startswith("active+clean"))
+    words = ", ".join("%s %s" % (s.get("num"), s.get("name")) for s in states) or "no PGs"
+    return clean == total, words
+
+
+def incarnations(kind, ids, timeout=30):
+    """What identifies the running incarnation of each daemon, to tell a restarted one:
+    {id: up_from epoch} of OSDs, {id: gid} of managers, {"election_epoch": n} for monitors
+    (a restarted monitor rejoins the quorum in a later election)."""
+    if kind == "osd":
+        osds = dict((str(o.get("osd")), o) for o in osd_dump(timeout).get("osds", []))
+        return dict((i, int((osds.get(str(i)) or {}).get("up_from", 0) or 0)) for i in ids)
+    if kind == "mgr":
+        dump = ceph_required(["mgr", "dump"], timeout)
+        gids = {}
+        if dump.get("active_name"):
+            gids[dump["active_name"]] = int(dump.get("active_gid", 0) or 0)
+        for standby in dump.get("standbys", []):
+            gids[standby.get("name")] = int(standby.get("gid", 0) or 0)
+        return dict((i, gids.get(i, 0)) for i in ids)
+    return {"election_epoch": int(ceph_required(["quorum_status"], timeout).get("election_epoch", 0) or 0)}
