@@ -2,7 +2,7 @@
 // JSON-lines events it writes (apps/runner/ansible/callback_plugins/carapace.py).
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -384,4 +384,70 @@ describe('carapace callback plugin, destinations', () => {
     expect(run.stdout + run.stderr).toContain('carapace callback: cannot open the events destination');
     expect(run.stdout).toMatch(/localhost\s+: ok=2\s+changed=0/);
   }, 120_000);
+});
+
+describe('carapace callback plugin, steps a module reports (carapace_steps)', () => {
+  let tmp = '';
+  let events: StepEvent[] = [];
+
+  beforeAll(async () => {
+    tmp = await makeTmp();
+    const library = join(tmp, 'library');
+    await mkdir(library);
+    // A module that acts on several daemons in one task and reports a step for each.
+    await writeFile(
+      join(library, 'daemons.py'),
+      [
+        '#!/usr/bin/python3',
+        'from ansible.module_utils.basic import AnsibleModule',
+        'm = AnsibleModule(argument_spec=dict(names=dict(type="list", elements="str"), fail=dict(type="bool", default=False)))',
+        'steps = [{"name": n, "result": "ok", "changed": True, "time_started": 1000.5, "time_finished": 1002.25} for n in m.params["names"]]',
+        'if m.params["fail"]:',
+        '    steps.append({"name": "osd.9: not back", "result": "error", "error": {"msg": "still down"}})',
+        '    m.fail_json(msg="osd.9 is not back", carapace_steps=steps)',
+        'm.exit_json(changed=True, carapace_steps=steps)',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(tmp, 'playbook.yml'),
+      [
+        '- hosts: localhost',
+        '  gather_facts: false',
+        '  tasks:',
+        '    - name: Restart two daemons',
+        '      daemons: {names: ["osd.1 on a: 16.2.15 → 18.2.7, down 1.8 s", "osd.2 on a: 16.2.15 → 18.2.7, down 2.0 s"]}',
+        '    - name: Report none',
+        '      daemons: {names: []}',
+        '    - name: Restart one that does not come back',
+        '      daemons: {names: ["osd.3 on a: 16.2.15 → 18.2.7, down 1.0 s"], fail: true}',
+        '',
+      ].join('\n'),
+    );
+    const eventsFile = join(tmp, 'events.jsonl');
+    const result = await runPlaybook(tmp, ['-i', 'localhost,', '-c', 'local', '-M', library, join(tmp, 'playbook.yml')], { CARAPACE_EVENTS_FILE: eventsFile });
+    expect(result.code, result.stderr).toBe(2);
+    events = steps(parseEvents(await readFile(eventsFile, 'utf8')));
+  });
+
+  afterAll(async () => {
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("shows each reported step in place of the task's own, with its own times", () => {
+    expect(events.map((e) => [e.name, e.result, e.changed])).toEqual([
+      ['osd.1 on a: 16.2.15 → 18.2.7, down 1.8 s', 'ok', true],
+      ['osd.2 on a: 16.2.15 → 18.2.7, down 2.0 s', 'ok', true],
+      ['Report none', 'ok', true],
+      ['osd.3 on a: 16.2.15 → 18.2.7, down 1.0 s', 'ok', true],
+      ['osd.9: not back', 'error', false],
+      ['Restart one that does not come back', 'error', false],
+    ]);
+    expect(events[0]).toMatchObject({ host: 'localhost', time_started: 1000.5, time_finished: 1002.25, error: {} });
+  });
+
+  it("keeps the failed task's own step, with its error, after the steps it reported", () => {
+    expect(events[4]?.error).toEqual({ msg: 'still down' });
+    expect(events[5]?.error).toMatchObject({ msg: 'osd.9 is not back' });
+  });
 });

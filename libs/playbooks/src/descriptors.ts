@@ -8,6 +8,31 @@ const dmcrypt = {
   default_value: false,
 };
 
+/** The bounded waits of the gates of the rolling playbooks (`upgrade_ceph`, `restart_services`). */
+const gateTimeouts = [
+  {
+    id: 'ok_to_stop_timeout',
+    description: 'How long (seconds) to keep asking Ceph whether a daemon may stop while it says no; past it the run fails with its answer.',
+    type: 'integer',
+    values: [],
+    default_value: 300,
+  },
+  {
+    id: 'daemon_timeout',
+    description: 'How long (seconds) a restarted daemon may take to be back (in quorum, up).',
+    type: 'integer',
+    values: [],
+    default_value: 600,
+  },
+  {
+    id: 'clean_timeout',
+    description: "How long (seconds) to wait after a host's OSDs are back for every PG to be active+clean again.",
+    type: 'integer',
+    values: [],
+    default_value: 900,
+  },
+];
+
 /** Descriptor of a playbook, with its id narrowed to the known playbook permissions. */
 export interface Descriptor extends PlaybookDescriptor {
   id: PlaybookPermission;
@@ -109,27 +134,24 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
         values: [],
         default_value: '',
       },
+      ...gateTimeouts,
+    ],
+  },
+  {
+    id: 'restart_services',
+    name: 'Restart Ceph services',
+    description:
+      'Restarts the chosen Ceph daemon types one host at a time, each daemon stopped only once Ceph says it may: managers, monitors, then OSD hosts with noout set for that host only.',
+    required_server_list: false,
+    hints: [
       {
-        id: 'ok_to_stop_timeout',
-        description: 'How long (seconds) to keep asking Ceph whether a daemon may stop while it says no; past it the run fails with its answer.',
-        type: 'integer',
+        id: 'services',
+        description: 'The daemon types to restart, comma-separated: mgr, mon, osd.',
+        type: 'string',
         values: [],
-        default_value: 300,
+        default_value: 'mgr,mon,osd',
       },
-      {
-        id: 'daemon_timeout',
-        description: 'How long (seconds) a restarted daemon may take to be back (in quorum, up) on the new version.',
-        type: 'integer',
-        values: [],
-        default_value: 600,
-      },
-      {
-        id: 'clean_timeout',
-        description: "How long (seconds) to wait after a host's OSDs are back for every PG to be active+clean again.",
-        type: 'integer',
-        values: [],
-        default_value: 900,
-      },
+      ...gateTimeouts,
     ],
   },
 ].sort((a, b) => a.name.localeCompare(b.name)) as Descriptor[];

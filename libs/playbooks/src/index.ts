@@ -12,5 +12,6 @@ export * from './remove-osd.plugin.js';
 export * from './purge-cluster.plugin.js';
 export * from './cinder-integration.plugin.js';
 export * from './upgrade-ceph.plugin.js';
+export * from './restart-services.plugin.js';
 export * from './registry.js';
 export * from './ansible-content.js';

@@ -10,11 +10,12 @@ import { helloWorldPlugin } from './hello-world.plugin.js';
 import type { PlaybookPlugin } from './plugin.js';
 import { purgeClusterPlugin } from './purge-cluster.plugin.js';
 import { removeOsdPlugin } from './remove-osd.plugin.js';
+import { restartServicesPlugin } from './restart-services.plugin.js';
 import { upgradeCephPlugin } from './upgrade-ceph.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin, upgradeCephPlugin]
+  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin, restartServicesPlugin, upgradeCephPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );

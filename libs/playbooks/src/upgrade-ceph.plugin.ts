@@ -5,14 +5,20 @@
  * @packageDocumentation
  */
 import { cephBaseGlobalVars, usableMonitors } from './ceph.js';
-import { assertNoDuplicateServers, buildInventory, requireDescriptor, roleGroups, selectWholeCluster } from './common.js';
+import { assertNoDuplicateServers, buildInventory, requireDescriptor, roleGroups, selectWholeCluster, sortServers } from './common.js';
 import { integerHint, normalizeResolvedHints, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
 
 const descriptor = requireDescriptor('upgrade_ceph');
 
-/** The roles whose daemons the upgrade moves, in its order: they are its inventory groups. */
+/** The roles the upgrade's inventory names: the pre-flight finds the monitors in `mons`. */
 const UPGRADED_ROLES = new Set(['mons', 'mgrs', 'osds']);
+
+/**
+ * The inventory group of every server of the cluster: the plays go over all of them, since
+ * where each daemon runs is read from Ceph itself (their metadata).
+ */
+export const UPGRADE_ALL_GROUP = 'ceph';
 
 const REPOSITORY_URL = /^(https?:\/\/[^\s"]+|file:\/[^\s"]*)$/;
 const SUITE = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
@@ -59,7 +65,8 @@ function repositoryVars(hints: Readonly<Record<string, unknown>>): Record<string
  *   `target_version` (upstream, e.g. 18.2.7; empty: the highest offered), `allowed_warnings`
  *   (health check codes, comma-separated), `ok_to_stop_timeout`, `daemon_timeout`,
  *   `clean_timeout` (seconds). Checked here (`InvalidHintError`), and again on the hosts.
- * - Configuration: groups `mons`, `mgrs`, `osds` of the cluster's roles; global vars `fsid`,
+ * - Configuration: groups `mons`, `mgrs`, `osds` of the cluster's roles and `ceph` with every
+ *   server; global vars `fsid`,
  *   `cluster`, `carapace_cluster_name`, the package source, `target_version`,
  *   `allowed_warnings` (a list), the three timeouts.
  * - After success: nothing changes in the cluster model (the playbook reads what runs from
@@ -96,7 +103,7 @@ export const upgradeCephPlugin: PlaybookPlugin = {
         daemon_timeout: integerHint(resolved, 'daemon_timeout'),
         clean_timeout: integerHint(resolved, 'clean_timeout'),
       },
-      inventory: buildInventory(roleGroups(cluster, servers, reserved)),
+      inventory: buildInventory([...roleGroups(cluster, servers, reserved), [UPGRADE_ALL_GROUP, sortServers(servers)]]),
     };
   },
 };

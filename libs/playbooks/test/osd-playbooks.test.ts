@@ -1,6 +1,6 @@
-// The add_osd and remove_osd Ansible content: what can be checked without Ceph daemons
-// (syntax, the order of their roles, the OSD lister of remove_osd). Their runs on real
-// daemons are in test/e2e/ceph/osd.checks.ts.
+// The add_osd, remove_osd, upgrade_ceph and restart_services Ansible content: what can be checked without Ceph
+// daemons (syntax, the order of their roles, the OSD lister of remove_osd). Their runs on
+// real daemons are in test/e2e/ceph/osd.checks.ts and upgrade.checks.ts.
 import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ async function workDir(globalVars: Record<string, unknown>): Promise<string> {
   const inventory = {
     mons: { hosts: ['10.0.0.11'] },
     osds: { hosts: ['10.0.0.21'] },
+    ceph: { hosts: ['10.0.0.11', '10.0.0.21'] },
     _meta: { hostvars: { '10.0.0.11': host('10.0.0.11'), '10.0.0.21': host('10.0.0.21', { carapace_osd_devices: ['/dev/vdb'] }) } },
   };
   await writeRunInputs(tmp, inventory, globalVars);
@@ -34,6 +35,14 @@ const PLAYBOOKS = {
     roles: ['ceph_preflight', 'ceph_common', 'ceph_osd', 'ceph_health'],
   },
   remove_osd: { vars: { ...BASE, safe_to_destroy_timeout: 600 }, roles: ['ceph_preflight', 'ceph_osd_remove'] },
+  upgrade_ceph: {
+    vars: { ...BASE, ceph_repository: 'distribution', target_version: '', allowed_warnings: [], ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 },
+    roles: ['ceph_preflight', 'ceph_rolling'],
+  },
+  restart_services: {
+    vars: { ...BASE, services: ['mgr', 'mon', 'osd'], ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 },
+    roles: ['ceph_preflight', 'ceph_rolling'],
+  },
 };
 
 for (const [id, { vars, roles }] of Object.entries(PLAYBOOKS)) {

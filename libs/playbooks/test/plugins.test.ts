@@ -23,6 +23,8 @@ import {
   READY_SERVER_STATES,
   removeOsdPlugin,
   resolveHints,
+  restartServicesPlugin,
+  upgradeCephPlugin,
   usableOsdDisks,
   type HintValue,
   type PlaybookConfiguration,
@@ -957,12 +959,114 @@ describe('purge_cluster', () => {
   });
 });
 
+describe('restart_services', () => {
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S3, S0, S4, S1, S2].map(inCluster);
+
+  it('restarts the types asked for, in its own order, on every server of the cluster', () => {
+    const { servers, configuration } = create(restartServicesPlugin, cluster, [], clusterServers, [{ id: 'services', value: 'osd, mon' }]);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-01', 'ceph-02', 'ceph-03', 'ceph-04']);
+    expect(configuration.global_vars).toEqual({
+      fsid: CLUSTER_ID,
+      cluster: 'ceph',
+      carapace_cluster_name: 'prod',
+      services: ['mon', 'osd'],
+      ok_to_stop_timeout: 300,
+      daemon_timeout: 600,
+      clean_timeout: 900,
+    });
+    expect(configuration.inventory).toMatchObject({ ceph: { hosts: ['10.0.0.10', '10.0.0.11', '10.0.0.12', '10.0.0.13', '10.0.1.21'] } });
+    expect(create(restartServicesPlugin, cluster, [], clusterServers).configuration.global_vars.services).toEqual(['mgr', 'mon', 'osd']);
+  });
+
+  it.each(['', 'osd,rgw', ' , '])('refuses services %j', (value) => {
+    const e = inputError(() => create(restartServicesPlugin, cluster, [], clusterServers, [{ id: 'services', value }]));
+    expect(e.errorName).toBe('InvalidHintError');
+    expect(e.message).toContain('among mgr, mon, osd');
+  });
+});
+
+describe('upgrade_ceph', () => {
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S3, S0, S4, S1, S2].map(inCluster);
+  const KEY = '-----BEGIN PGP PUBLIC KEY BLOCK-----\nmDMEZ...\n-----END PGP PUBLIC KEY BLOCK-----\n';
+  const repository: HintValue[] = [
+    { id: 'ceph_repository', value: 'repository' },
+    { id: 'ceph_repository_url', value: 'http://mirror.example.net/ceph-reef' },
+    { id: 'ceph_repository_suite', value: 'bookworm' },
+    { id: 'ceph_repository_key', value: KEY },
+  ];
+
+  it("runs on all the cluster's servers, its roles as groups, the distribution's packages by default", () => {
+    const { servers, configuration } = create(upgradeCephPlugin, cluster, [], clusterServers);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-01', 'ceph-02', 'ceph-03', 'ceph-04']);
+    expect(configuration.global_vars).toEqual({
+      fsid: CLUSTER_ID,
+      cluster: 'ceph',
+      carapace_cluster_name: 'prod',
+      ceph_repository: 'distribution',
+      target_version: '',
+      allowed_warnings: [],
+      ok_to_stop_timeout: 300,
+      daemon_timeout: 600,
+      clean_timeout: 900,
+    });
+    expect(configuration.inventory).toMatchObject({
+      mons: { hosts: ['10.0.0.11', '10.0.0.12', '10.0.0.13'] },
+      osds: { hosts: ['10.0.0.11', '10.0.0.12', '10.0.0.13', '10.0.1.21'] },
+      ceph: { hosts: ['10.0.0.10', '10.0.0.11', '10.0.0.12', '10.0.0.13', '10.0.1.21'] },
+    });
+    expect('onSuccess' in upgradeCephPlugin).toBe(false);
+  });
+
+  it('passes a repository, its pin, the target and the warnings allowed', () => {
+    const { configuration } = create(upgradeCephPlugin, cluster, [], clusterServers, [
+      ...repository,
+      { id: 'ceph_repository_pin', value: 'release o=Ceph' },
+      { id: 'target_version', value: '18.2.7' },
+      { id: 'allowed_warnings', value: 'OSD_DOWN, PG_DEGRADED' },
+      { id: 'ok_to_stop_timeout', value: 0 },
+    ]);
+    expect(configuration.global_vars).toMatchObject({
+      ceph_repository: 'repository',
+      ceph_repository_url: 'http://mirror.example.net/ceph-reef',
+      ceph_repository_suite: 'bookworm',
+      ceph_repository_components: 'main',
+      ceph_repository_key: KEY,
+      ceph_repository_pin: 'release o=Ceph',
+      target_version: '18.2.7',
+      allowed_warnings: ['OSD_DOWN', 'PG_DEGRADED'],
+      ok_to_stop_timeout: 0,
+    });
+  });
+
+  it.each([
+    ['ceph_repository_url', 'ftp://mirror/ceph', 'an http, https or file URI'],
+    ['ceph_repository_suite', 'book worm', 'a suite name'],
+    ['ceph_repository_key', 'not a key', 'the ASCII-armored signing key'],
+    ['ceph_repository_pin', 'release o=Ceph\nPin-Priority: 1001', 'an apt Pin value'],
+    ['target_version', '18.2', 'an upstream Ceph version'],
+    ['allowed_warnings', 'OSD_DOWN;rm', 'health check codes'],
+  ])('refuses a bad %s (%j)', (id, value, expected) => {
+    const hints = [...repository.filter((h) => h.id !== id), { id, value }];
+    const e = inputError(() => create(upgradeCephPlugin, cluster, [], clusterServers, hints));
+    expect(e.errorName).toBe('InvalidHintError');
+    expect(e.message).toContain(expected);
+  });
+
+  it('refuses a cluster without monitors, part of a cluster, and bad timeouts', () => {
+    expect(inputError(() => create(upgradeCephPlugin, EMPTY_CLUSTER, [], [])).errorName).toBe('ClusterHasNoMonitorsError');
+    expect(inputError(() => create(upgradeCephPlugin, cluster, [inCluster(S1)], clusterServers)).errorName).toBe('ServerListNotAllowedError');
+    expect(inputError(() => create(upgradeCephPlugin, cluster, [], clusterServers, [{ id: 'daemon_timeout', value: 0 }])).errorName).toBe('InvalidHintError');
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'restart_services', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);

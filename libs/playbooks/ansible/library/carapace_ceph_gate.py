@@ -33,7 +33,7 @@ options:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph_upgrade import (
+from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
     ceph_required,

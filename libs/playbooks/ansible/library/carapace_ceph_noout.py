@@ -16,7 +16,7 @@ options:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph_upgrade import Refused, marked_noout, unset_noout
+from ansible.module_utils.carapace_ceph_cluster import Refused, marked_noout, unset_noout
 
 
 def main():

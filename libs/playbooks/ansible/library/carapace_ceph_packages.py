@@ -42,7 +42,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.carapace_ceph import CommandError, run, tail, write_file
-from ansible.module_utils.carapace_ceph_upgrade import upstream, version_key
+from ansible.module_utils.carapace_ceph_cluster import upstream, version_key
 
 SOURCES = "/etc/apt/sources.list.d/carapace-ceph.sources"
 KEY = "/etc/apt/keyrings/carapace-ceph.asc"

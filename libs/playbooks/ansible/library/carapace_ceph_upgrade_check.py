@@ -17,8 +17,8 @@ description:
     require_osd_release is more than two releases behind, or when a daemon to restart runs
     on a host that is not in the configuration.
   - Otherwise returns the plan - the target version (upstream and Debian), its release name,
-    and every daemon with the version it runs and whether it needs a restart - and changes
-    nothing.
+    and every daemon with its host, the version it runs, whether it needs a restart and (for
+    managers) whether it is the active one - and changes nothing.
 options:
   offered: {type: dict, required: true, description: "host -> {candidate, candidate_upstream} of carapace_ceph_packages"}
   allowed_warnings: {type: list, elements: str, default: []}
@@ -27,7 +27,7 @@ options:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph_upgrade import (
+from ansible.module_utils.carapace_ceph_cluster import (
     RELEASES,
     Refused,
     ceph_required,
@@ -35,7 +35,7 @@ from ansible.module_utils.carapace_ceph_upgrade import (
     major,
     quorum,
     release_name,
-    daemon_metadata,
+    plan_daemons,
     version_key,
 )
 
@@ -68,17 +68,13 @@ def main():
     if target:
         target_upstream = p["offered"][next(iter(p["offered"]))].get("candidate_upstream", "")
     try:
-        metadata = daemon_metadata(timeout)
+        daemons = plan_daemons(lambda d: d["version"] != target_upstream, timeout)
         in_quorum, mons = quorum(timeout)
         status, checks = health(timeout)
         osd_metadata = ceph_required(["osd", "metadata"], timeout) or []
         require = ceph_required(["osd", "dump"], timeout).get("require_osd_release", "")
     except Refused as err:
         module.fail_json(msg="the cluster does not answer: %s" % err)
-    daemons = []
-    for kind in ("mon", "mgr", "osd"):
-        for name, daemon in sorted(metadata[kind].items(), key=lambda item: (len(item[0]), item[0])):
-            daemons.append({"type": kind, "id": name, "host": daemon["host"], "version": daemon["version"], "restart": daemon["version"] != target_upstream})
     elsewhere = [d for d in daemons if d["restart"] and d["host"] not in p["hosts"]]
     if elsewhere:
         reasons.append("daemons run on hosts this configuration does not hold, so they could not be upgraded: %s" % (

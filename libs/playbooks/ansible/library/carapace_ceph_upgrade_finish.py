@@ -20,7 +20,7 @@ options:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph_upgrade import (
+from ansible.module_utils.carapace_ceph_cluster import (
     RELEASES,
     Refused,
     ceph_command,

@@ -97,6 +97,20 @@ def daemon_metadata(timeout=30):
     return found
 
 
+def plan_daemons(restart, timeout=30):
+    """Every monitor, manager and OSD as a plan entry {type, id, host, version, active,
+    restart}: active tells the active manager, restart is restart(entry) (without the key)."""
+    metadata = daemon_metadata(timeout)
+    active = ceph_required(["mgr", "dump"], timeout).get("active_name", "")
+    daemons = []
+    for kind in ("mon", "mgr", "osd"):
+        for name, daemon in sorted(metadata[kind].items(), key=lambda item: (len(item[0]), item[0])):
+            entry = {"type": kind, "id": name, "host": daemon["host"], "version": daemon["version"], "active": kind == "mgr" and name == active}
+            entry["restart"] = bool(restart(entry))
+            daemons.append(entry)
+    return daemons
+
+
 def running_versions(timeout=30):
     """{"mon": {name: version}, "mgr": {...}, "osd": {id: version}} (see daemon_metadata)."""
     return dict((kind, dict((i, d["version"]) for i, d in daemons.items())) for kind, daemons in daemon_metadata(timeout).items())

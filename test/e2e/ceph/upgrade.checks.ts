@@ -1,0 +1,177 @@
+// upgrade_ceph through the API, checked on the daemons: every daemon on the new release,
+// require_osd_release raised, no flag left, every object back, and a client that wrote and
+// read all along without one failed operation.
+import { expect } from 'vitest';
+import { REEF_REPOSITORY } from '../../lab/ceph.js';
+import type { LabHost } from '../../lab/lab.js';
+import { eventually } from '../system.js';
+import { expectOsds, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './deploy.checks.js';
+import { why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+
+/** The pool the client and the objects written before the upgrade live in (size 3, min_size 2). */
+export const PROBE_POOL = 'probe';
+const OBJECTS = 20;
+
+/**
+ * A client of the cluster on a host outside it: writes an object and reads it back every
+ * 200 ms, each operation bounded at 10 s (rados_osd_op_timeout, rados_mon_op_timeout), and
+ * logs each one as a JSON line. It runs as a transient systemd unit on the host until
+ * /root/probe.stop exists.
+ */
+const PROBE_SCRIPT = `import json, os, time
+import rados
+cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin",
+                      conf={"rados_osd_op_timeout": "10", "rados_mon_op_timeout": "10", "client_mount_timeout": "10"})
+cluster.connect(timeout=10)
+io = cluster.open_ioctx("${PROBE_POOL}")
+out = open("/root/probe.log", "a", buffering=1)
+i = 0
+while not os.path.exists("/root/probe.stop"):
+    i += 1
+    started = time.time()
+    payload = b"%d" % i
+    try:
+        io.write_full("client-probe", payload)
+        got = io.read("client-probe")
+        ok, err = got == payload, "" if got == payload else "read back %r" % got
+    except Exception as e:
+        ok, err = False, "%s: %s" % (type(e).__name__, e)
+    out.write(json.dumps({"t": started, "ms": (time.time() - started) * 1000, "ok": ok, "err": err}) + "\\n")
+    time.sleep(max(0.0, 0.2 - (time.time() - started)))
+`;
+
+/** What the client saw. */
+export interface ProbeReport {
+  operations: number;
+  failures: { t: number; err: string }[];
+  /** The longest time between the starts of two operations that succeeded, less the 200 ms pace. */
+  longestStallMs: number;
+}
+
+/** The client of the flow: a host with the cluster's ceph.conf and admin keyring, not a member. */
+export class IoProbe {
+  constructor(
+    private readonly client: LabHost,
+    private readonly mon: LabHost,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const file of ['/etc/ceph/ceph.conf', '/etc/ceph/ceph.client.admin.keyring']) {
+      const { stdout } = await this.mon.exec(`cat ${file}`);
+      await this.client.exec(`umask 077 && cat > ${file}`, { input: stdout });
+    }
+    await this.client.exec('rm -f /root/probe.log /root/probe.stop && cat > /root/probe.py', { input: PROBE_SCRIPT });
+    await this.client.exec('systemd-run --unit=carapace-io-probe --collect python3 /root/probe.py');
+    // Running once it has logged a good operation.
+    await eventually(async () => ((await this.report()).operations > 3 ? true : undefined), 60_000, 'the client to write and read');
+  }
+
+  async report(): Promise<ProbeReport> {
+    const { stdout } = await this.client.exec('cat /root/probe.log 2>/dev/null || true');
+    const lines = stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { t: number; ms: number; ok: boolean; err: string });
+    let longest = 0;
+    let lastOk: number | undefined;
+    for (const op of lines) {
+      if (!op.ok) continue;
+      if (lastOk !== undefined) longest = Math.max(longest, (op.t - lastOk) * 1000 - 200);
+      longest = Math.max(longest, op.ms);
+      lastOk = op.t;
+    }
+    return { operations: lines.length, failures: lines.filter((op) => !op.ok).map(({ t, err }) => ({ t, err })), longestStallMs: Math.round(longest) };
+  }
+
+  async stop(): Promise<ProbeReport> {
+    await this.client.exec('touch /root/probe.stop');
+    await eventually(
+      async () => ((await this.client.exec('systemctl is-active carapace-io-probe', { check: false })).stdout.trim() === 'active' ? undefined : true),
+      60_000,
+      'the client to stop',
+    );
+    return this.report();
+  }
+}
+
+/** Creates the probe pool and writes OBJECTS objects of known content. */
+export async function writeObjects(sys: CephSystem, mon: LabHost): Promise<void> {
+  await mon.exec(`ceph osd pool create ${PROBE_POOL} 16 16 replicated && ceph osd pool application enable ${PROBE_POOL} rados`);
+  const writes = Array.from({ length: OBJECTS }, (_, i) => `echo object-${i}-content | rados -p ${PROBE_POOL} put object-${i} -`).join(' && ');
+  await mon.exec(writes, { timeoutMs: 180_000 });
+  const pool = await sys.ceph<Json>(mon, `osd pool get ${PROBE_POOL} all`);
+  expect({ size: pool.size, min_size: pool.min_size }).toEqual({ size: 3, min_size: 2 });
+}
+
+/** Every object written by writeObjects reads back as written. */
+export async function expectObjects(mon: LabHost): Promise<void> {
+  const reads = Array.from({ length: OBJECTS }, (_, i) => `rados -p ${PROBE_POOL} get object-${i} - | grep -qx object-${i}-content || echo missing object-${i}`).join('; ');
+  const { stdout } = await mon.exec(reads, { timeoutMs: 180_000 });
+  expect(stdout.trim(), 'objects that do not read back').toBe('');
+}
+
+/** The hints of an upgrade to the lab image's Reef repository. */
+export async function reefHints(host: LabHost, extra: { id: string; value: unknown }[] = []): Promise<{ id: string; value: unknown }[]> {
+  const key = (await host.exec(`cat ${REEF_REPOSITORY.keyFile}`)).stdout;
+  return [
+    { id: 'ceph_repository', value: 'repository' },
+    { id: 'ceph_repository_url', value: REEF_REPOSITORY.url },
+    { id: 'ceph_repository_suite', value: REEF_REPOSITORY.suite },
+    { id: 'ceph_repository_key', value: key },
+    { id: 'allowed_warnings', value: [...LAB_HEALTH_CHECKS].join(',') },
+    ...extra,
+  ];
+}
+
+/** `ceph versions`: {mon: [versions], ...} of the running daemons (the short versions). */
+export async function runningVersions(sys: CephSystem, mon: LabHost): Promise<Record<string, string[]>> {
+  const versions = await sys.ceph<Record<string, Record<string, number>>>(mon, 'versions');
+  const result: Record<string, string[]> = {};
+  for (const [kind, counts] of Object.entries(versions)) {
+    result[kind] = Object.keys(counts).map((v) => /ceph version (\S+)/.exec(v)?.[1] ?? v);
+  }
+  return result;
+}
+
+/** When each Ceph daemon unit of the hosts last became active (systemd's monotonic clock). */
+export async function daemonStarts(hosts: readonly LabHost[]): Promise<Record<string, string>> {
+  const starts: Record<string, string> = {};
+  for (const host of hosts) {
+    const { stdout } = await host.exec(
+      "for u in $(systemctl list-units --plain --no-legend --state=active 'ceph-mon@*' 'ceph-mgr@*' 'ceph-osd@*' | awk '{print $1}'); do echo \"$u $(systemctl show -p ActiveEnterTimestampMonotonic --value $u)\"; done",
+    );
+    for (const line of stdout.trim().split('\n')) {
+      const [unit, since] = line.split(' ');
+      if (unit && since) starts[`${host.name}/${unit}`] = since;
+    }
+  }
+  return starts;
+}
+
+/** No noout flag anywhere: not cluster-wide, not on a host, not on an OSD, no mark of Carapace's. */
+export async function expectNoNoout(sys: CephSystem, mon: LabHost): Promise<void> {
+  const dump = await sys.ceph<Json>(mon, 'osd dump');
+  expect(String(dump.flags ?? '')).not.toMatch(/noout/);
+  expect(dump.crush_node_flags ?? {}).toEqual({});
+  for (const osd of dump.osds as Json[]) expect(osd.state).not.toContain('noout');
+  const marks = await sys.ceph<Json>(mon, 'config-key dump carapace/noout/');
+  expect(marks).toEqual({});
+}
+
+/** Runs an upgrade and checks the cluster is all on Reef, healthy, flagless, its data intact. */
+export async function upgradeAndCheck(sys: CephSystem, deployed: DeployedCluster, configuration: Json, disksPerHost: number): Promise<PlaybookRun> {
+  const run = await sys.execute(configuration, 30 * 60_000);
+  expect(run.execution.data.state, why(run)).toBe('completed');
+  const monHost = sys.host(deployed.monIds[0] as string);
+  const versions = await runningVersions(sys, monHost);
+  for (const kind of ['mon', 'mgr', 'osd', 'overall']) {
+    expect(versions[kind], `${kind}: ${JSON.stringify(versions)}`).toBeDefined();
+    for (const v of versions[kind] ?? []) expect(v, `${kind}: ${JSON.stringify(versions)}`).toMatch(/^18\.2\./);
+  }
+  expect((await sys.ceph<Json>(monHost, 'osd dump')).require_osd_release).toBe('reef');
+  await expectOsds(sys, deployed.monIds[0] as string, deployed.serverIds.length * disksPerHost);
+  await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the upgrade');
+  await expectNoNoout(sys, monHost);
+  await expectObjects(monHost);
+  return run;
+}
