@@ -1,76 +1,147 @@
-// A rolling Ceph upgrade for real, end to end through the public API: Debian 12's Ceph 16
-// (Pacific) deployed on three discovered lab hosts with two disks each, then upgrade_ceph to
-// Debian 13's Ceph 18 (Reef) from the lab image's repository while a client on a fourth host
-// writes and reads every 200 ms; then the same configuration again, which restarts nothing.
+// Day 2 for real, end to end through the public API: Debian 12's Ceph 16 (Pacific) deployed
+// on three discovered lab hosts with two disks each, and a client on a fourth host writing and
+// reading every 200 ms all along:
+// - upgrade_ceph to Debian 13's Ceph 18 (Reef) from the lab image's repository with an OSD
+//   of the last host stopped: Ceph's gate refuses the first OSD host, the managers and
+//   monitors are upgraded, no OSD was touched, no flag is left;
+// - the OSD started again, the same configuration finishes the upgrade; once more, it
+//   restarts nothing;
+// - restart_services of the OSDs: each restarted, none failed the client;
+// - restart_services canceled during an OSD host's restart: canceled, its flag unset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployAndCheck, type DeployedCluster } from './ceph/deploy.checks.js';
+import type { LabHost } from '../lab/lab.js';
+import { eventually } from './system.js';
+import { deployAndCheck, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
+import { runAndCancelAfter } from './ceph/purge.checks.js';
 import { CephSystem, why, type Json } from './ceph/system.js';
-import { daemonStarts, IoProbe, reefHints, runningVersions, upgradeAndCheck, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
+import {
+  daemonStarts,
+  expectNoNoout,
+  IoProbe,
+  reefHints,
+  runningVersions,
+  upgradeAndCheck,
+  writeObjects,
+  type ProbeReport,
+} from './ceph/upgrade.checks.js';
 
 const DISKS = 2;
 /** Three hosts make the cluster; the fourth runs the client. */
 const DEPLOYED = 3;
+const DAEMONS = 3 + 3 + DEPLOYED * DISKS;
 
 function log(line: string): void {
   process.stderr.write(`[ceph-upgrade.e2e] ${line}\n`);
 }
 
-describe('a rolling upgrade of real Ceph daemons through the API', { timeout: 40 * 60_000 }, () => {
+describe('day 2 of real Ceph daemons through the API: a rolling upgrade and rolling restarts', { timeout: 40 * 60_000 }, () => {
   let sys: CephSystem;
   let deployed: DeployedCluster;
   let upgrade: Json;
+  let client: IoProbe;
+  let stoppedOsd: string;
 
   beforeAll(async () => {
     sys = await CephSystem.start({ name: 'e2e-upgrade', hosts: DEPLOYED + 1, disks: DISKS });
   }, 40 * 60_000);
 
   afterAll(async () => {
+    await client?.stop().catch(() => undefined);
     await sys?.stop();
   }, 180_000);
 
-  const mon = () => sys.host(deployed.monIds[0] as string);
-  const clusterHosts = () => deployed.serverIds.map((id) => sys.host(id));
+  const mon = (): LabHost => sys.host(deployed.monIds[0] as string);
+  const clusterHosts = (): LabHost[] => deployed.serverIds.map((id) => sys.host(id));
+  const last = (): LabHost => clusterHosts()[DEPLOYED - 1] as LabHost;
+  const osdStarts = async () => Object.fromEntries(Object.entries(await daemonStarts(clusterHosts())).filter(([unit]) => unit.includes('/ceph-osd@')));
 
-  it('deploys Ceph 16 (Pacific) on 3 hosts x 2 disks and writes objects', async () => {
+  it('deploys Ceph 16 (Pacific) on 3 hosts x 2 disks, writes objects, starts the client', async () => {
     deployed = await deployAndCheck(
       sys,
       sys.servers.slice(0, DEPLOYED).map((s) => s.id as string),
       DISKS,
     );
-    const versions = await runningVersions(sys, mon());
-    for (const v of versions.overall ?? []) expect(v).toMatch(/^16\.2\./);
+    for (const v of (await runningVersions(sys, mon())).overall ?? []) expect(v).toMatch(/^16\.2\./);
     await writeObjects(sys, mon());
+    client = new IoProbe(sys.lab.hosts[DEPLOYED] as LabHost, mon());
+    await client.start();
   });
 
-  it('upgrades to Ceph 18 (Reef) one daemon at a time while a client writes and reads: no failed operation, no flag left', async () => {
-    const client = new IoProbe(sys.lab.hosts[DEPLOYED] as (typeof sys.lab.hosts)[number], mon());
-    await client.start();
-    upgrade = await sys.configure('upgrade_ceph', deployed.clusterId, [], await reefHints(mon()));
-    let report: ProbeReport;
-    try {
-      const run = await upgradeAndCheck(sys, deployed, upgrade, DISKS);
-      log(`upgrade: ${run.seconds.toFixed(0)} s`);
-      // A step per daemon, with its versions and how long it was down.
-      const daemonSteps = run.steps.filter((s) => /^(mon|mgr|osd)\.\S+ on \S+: /.test(s.data.name));
-      for (const s of daemonSteps) log(`step: ${s.data.name}`);
-      const osdSteps = daemonSteps.filter((s) => /^osd\./.test(s.data.name));
-      expect(osdSteps.map((s) => s.data.name).filter((n) => /16\.2\.\d+ → 18\.2\.\d+, down \d+\.\d s$/.test(n)).length, why(run)).toBe(DEPLOYED * DISKS);
-      expect(daemonSteps.some((s) => /^mon\.\S+ on \S+: 16\.2\.\d+ → 18\.2\.\d+, down/.test(s.data.name)), why(run)).toBe(true);
-      expect(run.steps.some((s) => /^require_osd_release: pacific → reef$/.test(s.data.name)), why(run)).toBe(true);
-    } finally {
-      report = await client.stop();
+  it("upgrade_ceph with an OSD of the last host down: Ceph's gate refuses the first OSD host, the managers and monitors are upgraded, no OSD touched, no flag left", async () => {
+    stoppedOsd = (await sys.ceph<number[]>(mon(), `osd ls-tree ${last().name}`))[0]?.toString() ?? '';
+    expect(stoppedOsd).not.toBe('');
+    await last().exec(`systemctl stop ceph-osd@${stoppedOsd}`);
+    await eventually(async () => ((await sys.ceph<Json>(mon(), 'osd stat')).num_up_osds === DEPLOYED * DISKS - 1 ? true : undefined), 60_000, 'the OSD down');
+    const before = await osdStarts();
+    upgrade = await sys.configure(
+      'upgrade_ceph',
+      deployed.clusterId,
+      [],
+      await reefHints(mon(), { warnings: ['OSD_DOWN', 'PG_DEGRADED'], extra: [{ id: 'ok_to_stop_timeout', value: 20 }] }),
+    );
+    const refused = await sys.execute(upgrade, 30 * 60_000);
+    expect(refused.execution.data.state, why(refused)).toBe('failed');
+    const failedStep = refused.steps.find((s) => s.data.result === 'error');
+    expect(failedStep?.data.name, why(refused)).toMatch(/^Ask Ceph whether osd\.\d+, osd\.\d+ may stop$/);
+    expect(failedStep?.data.server_id).toBe(deployed.serverIds[0]);
+    expect(JSON.stringify(failedStep?.data.error), why(refused)).toMatch(/may not stop \(asked for \d+ s\).*ok_to_stop=False/);
+    log(`refused: ${String((failedStep?.data.error as Json | undefined)?.msg)}`);
+    const versions = await runningVersions(sys, mon());
+    for (const kind of ['mon', 'mgr']) for (const v of versions[kind] ?? []) expect(v, JSON.stringify(versions)).toMatch(/^18\.2\./);
+    for (const v of versions.osd ?? []) expect(v, JSON.stringify(versions)).toMatch(/^16\.2\./);
+    expect(await osdStarts()).toEqual(before);
+    expect(refused.log).toContain('[carapace runner] cleanup.yml completed');
+    await expectNoNoout(sys, mon());
+  });
+
+  it('finishes the upgrade with the same configuration once the OSD is back: every daemon on Reef, healthy, no flag, objects intact', async () => {
+    await last().exec(`systemctl start ceph-osd@${stoppedOsd}`);
+    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy with the OSD back', 300_000);
+    const run = await upgradeAndCheck(sys, deployed, upgrade, DISKS);
+    log(`upgrade finished: ${run.seconds.toFixed(0)} s`);
+    const daemonSteps = run.steps.filter((s) => /^(mon|mgr|osd)\.\S+ on \S+: /.test(s.data.name));
+    for (const s of daemonSteps) log(`step: ${s.data.name}`);
+    expect(daemonSteps.filter((s) => /^osd\.\S+ on \S+: 16\.2\.\d+ → 18\.2\.\d+, down \d+\.\d s$/.test(s.data.name)).length, why(run)).toBe(DEPLOYED * DISKS);
+    expect(daemonSteps.filter((s) => /^(mon|mgr)\.\S+ on \S+: already 18\.2\.\d+, not restarted$/.test(s.data.name)).length, why(run)).toBe(6);
+    expect(run.steps.some((s) => s.data.name === 'require_osd_release: pacific → reef'), why(run)).toBe(true);
+  });
+
+  it('runs the same configuration again: completes, restarts nothing', async () => {
+    const before = await daemonStarts(clusterHosts());
+    expect(Object.keys(before).length).toBe(DAEMONS);
+    const again = await sys.execute(upgrade, 15 * 60_000);
+    expect(again.execution.data.state, why(again)).toBe('completed');
+    expect(await daemonStarts(clusterHosts())).toEqual(before);
+    expect(again.steps.filter((s) => /: already 18\.2\.\d+, not restarted$/.test(s.data.name)).length, why(again)).toBe(DAEMONS);
+  });
+
+  it('restart_services of the OSDs: each OSD restarted once, host by host, nothing else', async () => {
+    const before = await daemonStarts(clusterHosts());
+    const run = await sys.run('restart_services', deployed.clusterId, [], [{ id: 'services', value: 'osd' }]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    const after = await daemonStarts(clusterHosts());
+    for (const [unit, since] of Object.entries(before)) {
+      if (unit.includes('/ceph-osd@')) expect(after[unit], unit).not.toBe(since);
+      else expect(after[unit], unit).toBe(since);
     }
+    expect(run.steps.filter((s) => /^osd\.\S+ on \S+: 18\.2\.\d+, restarted, down \d+\.\d s$/.test(s.data.name)).length, why(run)).toBe(DEPLOYED * DISKS);
+    await expectNoNoout(sys, mon());
+  });
+
+  it('the client saw no failed operation in all of it', async () => {
+    const report: ProbeReport = await client.stop();
     log(`client: ${report.operations} operations, ${report.failures.length} failed, longest stall ${report.longestStallMs} ms`);
     expect(report.operations).toBeGreaterThan(100);
     expect(report.failures, 'operations the client saw fail').toEqual([]);
   });
 
-  it('runs the same configuration again: completes, restarts nothing', async () => {
-    const before = await daemonStarts(clusterHosts());
-    expect(Object.keys(before).length).toBe(3 + 3 + DEPLOYED * DISKS);
-    const again = await sys.execute(upgrade, 15 * 60_000);
-    expect(again.execution.data.state, why(again)).toBe('completed');
-    expect(await daemonStarts(clusterHosts())).toEqual(before);
-    expect(again.steps.filter((s) => /: already 18\.2\.\d+, not restarted$/.test(s.data.name)).length, why(again)).toBe(3 + 3 + DEPLOYED * DISKS);
+  it('restart_services canceled during an OSD host restart: canceled, the flag of that host unset', async () => {
+    const configuration = await sys.configure('restart_services', deployed.clusterId, [], [{ id: 'services', value: 'osd' }]);
+    const { run, canceledAfter } = await runAndCancelAfter(sys, configuration, /^Ask Ceph whether osd\.\d+, osd\.\d+ may stop$/);
+    log(`canceled after: ${canceledAfter}`);
+    expect(run.execution.data.state, run.log.slice(-3000)).toBe('canceled');
+    expect(run.log).toContain('[carapace runner] cleanup.yml completed');
+    await expectNoNoout(sys, mon());
+    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the canceled restart', 300_000);
   });
 });

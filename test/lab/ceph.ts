@@ -61,7 +61,7 @@ apt-get update -q
 mkdir -p "$repo/pool/partial"
 apt-get install -y -q --download-only --no-install-recommends -t trixie -o Dir::Cache::archives="$repo/pool" ${CEPH_UPGRADE_PACKAGES.join(' ')}
 rm -rf "$repo/pool/partial" "$repo/pool/lock" /etc/apt/sources.list.d/carapace-lab-trixie.list /var/lib/apt/lists/*
-ls "$repo/pool" | grep -q '^ceph-osd_18\.2\.'
+ls "$repo/pool" | grep -q '^ceph-osd_18\\.2\\.'
 cd "$repo"
 mkdir -p dists/reef/main/binary-amd64
 apt-ftparchive packages pool > dists/reef/main/binary-amd64/Packages

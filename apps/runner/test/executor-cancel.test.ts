@@ -1,5 +1,6 @@
 // Canceling a real ansible-playbook run: SIGINT, then SIGTERM, then SIGKILL to its
 // process group, and nothing of the group left when the result comes.
+import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAnsibleRun, type RunHandle } from '../src/executor/index.js';
 import {
@@ -132,5 +133,55 @@ describe('the process group of a run', () => {
     expect(sink.text).toContain(
       '[carapace runner] ansible-playbook ended but left processes behind in its group: SIGKILL sent to them',
     );
+  }, 120_000);
+});
+
+describe('the clean-up entry point (cleanup.yml)', () => {
+  const marker = (name: string) => `${workRoot}/marker-${name}-${process.pid}`;
+  const spec = (name: string, vars: Record<string, unknown>) =>
+    localSpec(workRoot, { configuration: { global_vars: { marker: marker(name), ...vars }, inventory: localInventory() } });
+
+  it('runs after a canceled run, its steps and log after the run\'s, and the run stays canceled', async () => {
+    const sink = new RecordingSink();
+    const run = startAnsibleRun(spec('canceled', {}), sink, { contentDir: fixture('cleaning') });
+    runs.push(run);
+    await sink.until(() => sink.steps.some((s) => s.name === 'Start'));
+    await waitForCommandInGroup(run.pid ?? -1, 'sleep');
+    run.cancel('canceled by the test');
+    const result = await run.result;
+    expect(result.outcome).toBe('canceled');
+    expect(result.reason).toBe('canceled by the test');
+    expect(await readFile(marker('canceled'), 'utf8')).toBe('cleaned\n');
+    expect(sink.steps.map((s) => [s.name, s.result])).toEqual([
+      ['Start', 'ok'],
+      ['Fail when asked', 'skipped'],
+      ['Undo what the run left', 'ok'],
+    ]);
+    expect(sink.text).toContain('[carapace runner] the run was canceled: cleanup.yml undoes what it must not leave behind');
+    expect(sink.text).toContain('[carapace runner] cleanup.yml completed');
+  }, 120_000);
+
+  it('runs after a failed run, which stays failed with its own reason', async () => {
+    const sink = new RecordingSink();
+    const run = startAnsibleRun(spec('failed', { fail_now: true }), sink, { contentDir: fixture('cleaning') });
+    runs.push(run);
+    const result = await run.result;
+    expect(result.outcome).toBe('failed');
+    expect(result.reason).toMatch(/ansible-playbook exited with 2/);
+    expect(await readFile(marker('failed'), 'utf8')).toBe('cleaned\n');
+    expect(sink.steps.map((s) => [s.name, s.result])).toEqual([
+      ['Start', 'ok'],
+      ['Fail when asked', 'error'],
+      ['Undo what the run left', 'ok'],
+    ]);
+  }, 120_000);
+
+  it('does not run after a completed run', async () => {
+    const sink = new RecordingSink();
+    const run = startAnsibleRun(spec('completed', { succeed_now: true }), sink, { contentDir: fixture('cleaning') });
+    runs.push(run);
+    expect((await run.result).outcome).toBe('completed');
+    await expect(readFile(marker('completed'), 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(sink.text).not.toContain('cleanup.yml');
   }, 120_000);
 });

@@ -40,6 +40,13 @@ export const SHARED_ANSIBLE_CONTENT: SharedAnsibleContent = Object.freeze({
 export const PLAYBOOK_ENTRY_POINT = 'playbook.yml';
 
 /**
+ * The clean-up entry point beside it, for the playbooks that have one: the runner runs it,
+ * with the same inventory and variables, after a run of the playbook failed or was canceled
+ * (e.g. to unset the flags a rolling restart set).
+ */
+export const CLEANUP_ENTRY_POINT = 'cleanup.yml';
+
+/**
  * The absolute path of a playbook's Ansible content directory,
  * `libs/playbooks/ansible/<playbookId>/`, which holds `playbook.yml` and its `roles/`.
  *

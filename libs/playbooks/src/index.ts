@@ -11,6 +11,7 @@ export * from './add-osd.plugin.js';
 export * from './remove-osd.plugin.js';
 export * from './purge-cluster.plugin.js';
 export * from './cinder-integration.plugin.js';
+export * from './rolling.js';
 export * from './upgrade-ceph.plugin.js';
 export * from './restart-services.plugin.js';
 export * from './registry.js';

@@ -4,11 +4,11 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars, usableMonitors } from './ceph.js';
-import { assertNoDuplicateServers, buildInventory, requireDescriptor, roleGroups, selectWholeCluster, sortServers } from './common.js';
-import { integerHint, normalizeResolvedHints, stringHint } from './hints.js';
+import { cephBaseGlobalVars } from './ceph.js';
+import { requireDescriptor } from './common.js';
+import { normalizeResolvedHints, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
-import { UPGRADE_ALL_GROUP } from './upgrade-ceph.plugin.js';
+import { gateTimeoutVars, rollingInventory, selectRollingServers } from './rolling.js';
 
 const descriptor = requireDescriptor('restart_services');
 
@@ -31,14 +31,12 @@ export const restartServicesPlugin: PlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    usableMonitors(cluster, clusterServers);
-    return selectWholeCluster(descriptor.id, cluster, requested, clusterServers);
+    return selectRollingServers(descriptor.id, cluster, requested, clusterServers);
   },
 
   buildConfiguration(cluster, servers, hints) {
     const resolved = normalizeResolvedHints(descriptor, hints);
-    assertNoDuplicateServers(servers);
-    usableMonitors(cluster, servers);
+    const inventory = rollingInventory(cluster, servers);
     const asked = stringHint(resolved, 'services')
       .split(',')
       .map((s) => s.trim())
@@ -50,16 +48,13 @@ export const restartServicesPlugin: PlaybookPlugin = {
         `Hint services of playbook restart_services must name daemon types among ${RESTARTABLE_DAEMONS.join(', ')}, comma-separated, got ${JSON.stringify(stringHint(resolved, 'services'))}.`,
       );
     }
-    const reserved = new Set(Object.keys(cluster.configuration).filter((role) => !['mons', 'mgrs', 'osds'].includes(role)));
     return {
       global_vars: {
         ...cephBaseGlobalVars(cluster),
         services: RESTARTABLE_DAEMONS.filter((s) => asked.includes(s)),
-        ok_to_stop_timeout: integerHint(resolved, 'ok_to_stop_timeout'),
-        daemon_timeout: integerHint(resolved, 'daemon_timeout'),
-        clean_timeout: integerHint(resolved, 'clean_timeout'),
+        ...gateTimeoutVars(resolved),
       },
-      inventory: buildInventory([...roleGroups(cluster, servers, reserved), [UPGRADE_ALL_GROUP, sortServers(servers)]]),
+      inventory,
     };
   },
 };

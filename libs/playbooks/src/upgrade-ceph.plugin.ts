@@ -4,21 +4,13 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars, usableMonitors } from './ceph.js';
-import { assertNoDuplicateServers, buildInventory, requireDescriptor, roleGroups, selectWholeCluster, sortServers } from './common.js';
-import { integerHint, normalizeResolvedHints, stringHint } from './hints.js';
+import { cephBaseGlobalVars } from './ceph.js';
+import { requireDescriptor } from './common.js';
+import { normalizeResolvedHints, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
+import { gateTimeoutVars, rollingInventory, selectRollingServers } from './rolling.js';
 
 const descriptor = requireDescriptor('upgrade_ceph');
-
-/** The roles the upgrade's inventory names: the pre-flight finds the monitors in `mons`. */
-const UPGRADED_ROLES = new Set(['mons', 'mgrs', 'osds']);
-
-/**
- * The inventory group of every server of the cluster: the plays go over all of them, since
- * where each daemon runs is read from Ceph itself (their metadata).
- */
-export const UPGRADE_ALL_GROUP = 'ceph';
 
 const REPOSITORY_URL = /^(https?:\/\/[^\s"]+|file:\/[^\s"]*)$/;
 const SUITE = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
@@ -76,14 +68,12 @@ export const upgradeCephPlugin: PlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    usableMonitors(cluster, clusterServers);
-    return selectWholeCluster(descriptor.id, cluster, requested, clusterServers);
+    return selectRollingServers(descriptor.id, cluster, requested, clusterServers);
   },
 
   buildConfiguration(cluster, servers, hints) {
     const resolved = normalizeResolvedHints(descriptor, hints);
-    assertNoDuplicateServers(servers);
-    usableMonitors(cluster, servers);
+    const inventory = rollingInventory(cluster, servers);
     const target = stringHint(resolved, 'target_version');
     if (target !== '' && !VERSION.test(target)) throw invalid('target_version', 'an upstream Ceph version such as 18.2.7, or empty', target);
     const warnings = stringHint(resolved, 'allowed_warnings')
@@ -92,18 +82,15 @@ export const upgradeCephPlugin: PlaybookPlugin = {
       .filter((code) => code !== '');
     const bad = warnings.find((code) => !HEALTH_CODE.test(code));
     if (bad !== undefined) throw invalid('allowed_warnings', 'health check codes such as OSD_DOWN, comma-separated', bad);
-    const reserved = new Set([...Object.keys(cluster.configuration)].filter((role) => !UPGRADED_ROLES.has(role)));
     return {
       global_vars: {
         ...cephBaseGlobalVars(cluster),
         ...repositoryVars(resolved),
         target_version: target,
         allowed_warnings: warnings,
-        ok_to_stop_timeout: integerHint(resolved, 'ok_to_stop_timeout'),
-        daemon_timeout: integerHint(resolved, 'daemon_timeout'),
-        clean_timeout: integerHint(resolved, 'clean_timeout'),
+        ...gateTimeoutVars(resolved),
       },
-      inventory: buildInventory([...roleGroups(cluster, servers, reserved), [UPGRADE_ALL_GROUP, sortServers(servers)]]),
+      inventory,
     };
   },
 };

@@ -62,22 +62,23 @@ async function cephPackages(host: LabHost): Promise<string[]> {
     .map(([status, name]) => `${(status ?? '').trim()} ${name ?? ''}`);
 }
 
-/** Starts an execution of a configuration and cancels it through the API once `step` is reported. */
-async function runAndCancelAfter(sys: CephSystem, configuration: Json, step: string): Promise<{ run: PlaybookRun; canceledAfter: string }> {
+/** Starts an execution of a configuration and cancels it through the API once `step` (a name, or a pattern of one) is reported. */
+export async function runAndCancelAfter(sys: CephSystem, configuration: Json, step: string | RegExp): Promise<{ run: PlaybookRun; canceledAfter: string }> {
+  const matches = (name: string) => (typeof step === 'string' ? name === step : step.test(name));
   const started = Date.now();
   const created = await sys.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
   const id = created.id as string;
   const seen = await eventually(
     async () => {
       const steps = (await sys.api.ok('GET', `/v1/execution/${id}/steps/?all=true`)).items as Json[];
-      if (steps.some((s) => s.data.name === step)) return steps;
+      if (steps.some((s) => matches(s.data.name as string))) return steps;
       const e = await sys.api.ok('GET', `/v1/execution/${id}/`);
-      if (['completed', 'failed', 'canceled'].includes(e.data.state)) throw new Error(`execution ${id} ended (${e.data.state}) before step ${step}: ${e.data.reason ?? ''}`);
+      if (['completed', 'failed', 'canceled'].includes(e.data.state)) throw new Error(`execution ${id} ended (${e.data.state}) before step ${String(step)}: ${e.data.reason ?? ''}`);
       await new Promise((r) => setTimeout(r, 250));
       return undefined;
     },
     10 * 60_000,
-    `step "${step}" of execution ${id}`,
+    `step "${String(step)}" of execution ${id}`,
   );
   await sys.api.ok('DELETE', `/v1/execution/${id}/`);
   const execution = await eventually(

@@ -110,16 +110,22 @@ export async function expectObjects(mon: LabHost): Promise<void> {
   expect(stdout.trim(), 'objects that do not read back').toBe('');
 }
 
-/** The hints of an upgrade to the lab image's Reef repository. */
-export async function reefHints(host: LabHost, extra: { id: string; value: unknown }[] = []): Promise<{ id: string; value: unknown }[]> {
+/**
+ * The hints of an upgrade to the lab image's Reef repository: the lab's health checks
+ * allowed, and `warnings` besides; `extra` hints after.
+ */
+export async function reefHints(
+  host: LabHost,
+  opts: { warnings?: string[]; extra?: { id: string; value: unknown }[] } = {},
+): Promise<{ id: string; value: unknown }[]> {
   const key = (await host.exec(`cat ${REEF_REPOSITORY.keyFile}`)).stdout;
   return [
     { id: 'ceph_repository', value: 'repository' },
     { id: 'ceph_repository_url', value: REEF_REPOSITORY.url },
     { id: 'ceph_repository_suite', value: REEF_REPOSITORY.suite },
     { id: 'ceph_repository_key', value: key },
-    { id: 'allowed_warnings', value: [...LAB_HEALTH_CHECKS].join(',') },
-    ...extra,
+    { id: 'allowed_warnings', value: [...LAB_HEALTH_CHECKS, ...(opts.warnings ?? [])].join(',') },
+    ...(opts.extra ?? []),
   ];
 }
 

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ansibleContentDir, PLAYBOOK_ENTRY_POINT, SHARED_ANSIBLE_CONTENT } from '@carapace/playbooks';
+import { existsSync } from 'node:fs';
+import { ansibleContentDir, CLEANUP_ENTRY_POINT, PLAYBOOK_ENTRY_POINT, SHARED_ANSIBLE_CONTENT } from '@carapace/playbooks';
 import { assertNever } from '../state-machine.js';
 import { collectArtifacts } from './artifacts.js';
 import type { AnsibleRunOptions, AnsibleRunSpec, RunHandle, RunResult, RunSink } from './executor.types.js';
@@ -22,6 +23,8 @@ export const DEFAULT_GRACE_MS = { interrupt: 10_000, terminate: 10_000 } as cons
 export const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../ansible/callback_plugins', import.meta.url));
 
 const DEFAULT_MAX_FORKS = 20;
+// The clean-up playbook of a run that failed or was canceled: bounded, then killed.
+const CLEANUP_TIMEOUT_MS = 300_000;
 // After SIGKILL the kernel needs moments, unless a process is stuck in the kernel (D state).
 const KILL_WAIT_MS = 10_000;
 // Once the group is gone, its pipes close at once unless a process outside it holds them.
@@ -126,9 +129,10 @@ class AnsibleRun implements RunHandle {
     let workDir: WorkDir | undefined;
     try {
       let playbook: string;
+      let contentDir: string;
       try {
-        const contentDir = this.options.contentDir ?? ansibleContentDir(this.spec.playbookId);
-        playbook = join(resolve(contentDir), PLAYBOOK_ENTRY_POINT);
+        contentDir = resolve(this.options.contentDir ?? ansibleContentDir(this.spec.playbookId));
+        playbook = join(contentDir, PLAYBOOK_ENTRY_POINT);
         workDir = await prepareWorkDir({
           workRoot: this.spec.workRoot,
           executionId: this.spec.executionId,
@@ -145,7 +149,10 @@ class AnsibleRun implements RunHandle {
       }
       if (this.cancelReason !== null) return this.finish('canceled', null, null, this.cancelReason);
       const result = await this.execute(workDir, playbook);
-      if (result.outcome !== 'completed') return result;
+      if (result.outcome !== 'completed') {
+        await this.cleanUp(workDir, join(contentDir, CLEANUP_ENTRY_POINT), result.outcome);
+        return result;
+      }
       const collected = await collectArtifacts(workDir.artifactsDir);
       if ('problem' in collected) {
         this.note(`the files the run left for the control plane are refused: ${collected.problem}`);
@@ -169,35 +176,14 @@ class AnsibleRun implements RunHandle {
 
   private async execute(workDir: WorkDir, playbook: string): Promise<RunResult> {
     const executable = this.spec.ansiblePlaybookPath ?? 'ansible-playbook';
-    // runner-vars.json after vars.json: the runner's own variables win over the configuration's
-    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', '--private-key', this.spec.privateKeyPath, playbook];
     let child: ChildProcess;
     try {
-      child = spawn(executable, args, {
-        cwd: workDir.dir,
-        env: this.environment(workDir),
-        // its own process group, so that a cancel reaches every worker and task
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      });
+      child = this.spawnPlaybook(workDir, playbook);
     } catch (err) {
       return this.finish('failed', null, null, `cannot start ${executable}: ${errorMessage(err)}`);
     }
     this.child = child;
-    const exited = new Promise<Exit>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      // after a successful spawn, 'error' only reports failed kill() calls, which we do not make
-      child.on('error', (error) => {
-        if (child.pid === undefined) resolve({ error });
-      });
-    });
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const events = child.stdio[3];
-    const flushers = [
-      this.output.pipeLog(child.stdout),
-      this.output.pipeLog(child.stderr),
-      this.output.pipeEvents(events instanceof Readable ? events : null),
-    ];
+    const { exited, closed, flushers } = this.follow(child);
     this.transition('running');
     if (child.pid !== undefined) this.sink.started?.(child.pid);
 
@@ -217,6 +203,83 @@ class AnsibleRun implements RunHandle {
     }
     for (const flush of flushers) flush();
     return this.conclude(exit.code, exit.signal);
+  }
+
+  private spawnPlaybook(workDir: WorkDir, playbook: string): ChildProcess {
+    const executable = this.spec.ansiblePlaybookPath ?? 'ansible-playbook';
+    // runner-vars.json after vars.json: the runner's own variables win over the configuration's
+    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', '--private-key', this.spec.privateKeyPath, playbook];
+    return spawn(executable, args, {
+      cwd: workDir.dir,
+      env: this.environment(workDir),
+      // its own process group, so that a cancel reaches every worker and task
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+  }
+
+  /** The end of a spawned ansible-playbook, the close of its pipes, and its output followed (log and steps). */
+  private follow(child: ChildProcess): { exited: Promise<Exit>; closed: Promise<void>; flushers: (() => void)[] } {
+    const exited = new Promise<Exit>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      // after a successful spawn, 'error' only reports failed kill() calls, which we do not make
+      child.on('error', (error) => {
+        if (child.pid === undefined) resolve({ error });
+      });
+    });
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const events = child.stdio[3];
+    const flushers = [
+      this.output.pipeLog(child.stdout),
+      this.output.pipeLog(child.stderr),
+      this.output.pipeEvents(events instanceof Readable ? events : null),
+    ];
+    return { exited, closed, flushers };
+  }
+
+  /**
+   * A run that failed or was canceled may leave the cluster in a state of its own making (a
+   * flag set for a restart): the playbook's clean-up entry point, when it has one, undoes it.
+   * Its log and steps follow the run's; it cannot be canceled, and is killed after
+   * CLEANUP_TIMEOUT_MS. The run's outcome stays what it was.
+   */
+  private async cleanUp(workDir: WorkDir, playbook: string, outcome: RunResult['outcome']): Promise<void> {
+    if (!existsSync(playbook)) return;
+    this.note(`the run ${outcome === 'canceled' ? 'was canceled' : 'failed'}: ${CLEANUP_ENTRY_POINT} undoes what it must not leave behind`);
+    let child: ChildProcess;
+    try {
+      child = this.spawnPlaybook(workDir, playbook);
+    } catch (err) {
+      this.note(`cannot start ${CLEANUP_ENTRY_POINT}: ${errorMessage(err)}`);
+      return;
+    }
+    const { exited, closed, flushers } = this.follow(child);
+    const pgid = child.pid;
+    let killedAt: number | null = null;
+    const deadline = setTimeout(() => {
+      if (pgid === undefined) return;
+      this.note(`${CLEANUP_ENTRY_POINT} still running after ${seconds(CLEANUP_TIMEOUT_MS)}: SIGKILL sent`);
+      killedAt = Date.now();
+      this.signal(pgid, 'SIGKILL');
+    }, CLEANUP_TIMEOUT_MS);
+    const exit = await exited;
+    clearTimeout(deadline);
+    if (pgid !== undefined) {
+      if (groupExists(pgid)) {
+        killedAt ??= Date.now();
+        this.signal(pgid, 'SIGKILL');
+      }
+      await waitForGroupExit(pgid, () => killedAt !== null && Date.now() - killedAt > KILL_WAIT_MS);
+    }
+    if (!(await Promise.race([closed.then(() => true), sleep(PIPE_CLOSE_WAIT_MS, false)]))) for (const stream of child.stdio) stream?.destroy();
+    for (const flush of flushers) flush();
+    this.note(
+      'error' in exit
+        ? `${CLEANUP_ENTRY_POINT} could not start: ${exit.error.message}`
+        : exit.code === 0
+          ? `${CLEANUP_ENTRY_POINT} completed`
+          : `${CLEANUP_ENTRY_POINT} failed (exit ${exit.code ?? exit.signal ?? '?'})`,
+    );
   }
 
   // Nothing of the group may outlive the run: a canceled run keeps its escalation going;
