@@ -53,6 +53,8 @@ CONTRACT_API_PERMISSIONS = sorted(
     "view_server view_server_versions view_user view_user_versions".split()
 )
 PLAYBOOKS = ["add_osd", "cluster_deploy", "hello_world", "purge_cluster", "remove_osd"]
+# Carapace's playbooks beyond the contract's (api-v1: the catalogs list every playbook the service has).
+CARAPACE_PLAYBOOKS = ["cinder_integration", "restart_services", "upgrade_ceph"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -671,10 +673,10 @@ def run(args, f):
         f.check(isinstance(perms, dict) and isinstance(perms.get("items"), list), "get_permissions is not {items: [...]}")
         groups = {g["name"]: g["permissions"] for g in perms["items"]}
         f.check(set(CONTRACT_API_PERMISSIONS) <= set(groups.get("api", [])), "api permissions lack some of the contract's 30")
-        # the contract's five, and Carapace's cinder_integration (issue 9)
-        f.equal(sorted(groups.get("playbook", [])), sorted(PLAYBOOKS + ["cinder_integration"]), "playbook permissions")
+        # the contract's five, and Carapace's own: cinder_integration (issue 9), restart_services and upgrade_ceph (issue 27)
+        f.equal(sorted(groups.get("playbook", [])), sorted(PLAYBOOKS + CARAPACE_PLAYBOOKS), "playbook permissions")
         books = {p["id"]: p for p in root.get_playbooks()["items"]}
-        f.equal(sorted(books), sorted(PLAYBOOKS + ["cinder_integration"]), "playbook ids")
+        f.equal(sorted(books), sorted(PLAYBOOKS + CARAPACE_PLAYBOOKS), "playbook ids")
         f.equal(books["hello_world"]["required_server_list"], False, "hello_world required_server_list")
         f.check(any(h["id"] == "dmcrypt" and h["type"] == "boolean" for h in books["cluster_deploy"]["hints"]), "cluster_deploy lacks the dmcrypt hint")
 

@@ -97,6 +97,8 @@ describe('information, login and logout', () => {
       'hello_world',
       'purge_cluster',
       'remove_osd',
+      'restart_services',
+      'upgrade_ceph',
     ]);
     const deploy = playbooks.json.items.find((p: { id: string }) => p.id === 'cluster_deploy');
     expect(deploy.hints).toContainEqual(expect.objectContaining({ id: 'dmcrypt', type: 'boolean', default_value: false }));
