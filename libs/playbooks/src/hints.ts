@@ -153,3 +153,11 @@ export function stringHint(hints: ResolvedHints, id: string): string {
   if (typeof value !== 'string') throw new PlaybookInputError('InvalidHintError', `Hint ${id} must be a string, got ${describeValue(value)}.`);
   return value;
 }
+
+/** The items of a comma-separated string hint, trimmed, empty ones dropped (`'osd, mon'` → `['osd', 'mon']`). */
+export function listHint(hints: ResolvedHints, id: string): string[] {
+  return stringHint(hints, id)
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}

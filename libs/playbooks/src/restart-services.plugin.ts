@@ -4,11 +4,10 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars } from './ceph.js';
 import { requireDescriptor } from './common.js';
-import { normalizeResolvedHints, stringHint } from './hints.js';
+import { listHint, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
-import { gateTimeoutVars, rollingInventory, selectRollingServers } from './rolling.js';
+import { rollingPlugin } from './rolling.js';
 
 const descriptor = requireDescriptor('restart_services');
 
@@ -27,34 +26,13 @@ export const RESTARTABLE_DAEMONS: readonly string[] = ['mgr', 'mon', 'osd'];
  *   global vars `fsid`, `cluster`, `carapace_cluster_name`, `services` (a list), the timeouts.
  * - After success: nothing changes in the cluster model.
  */
-export const restartServicesPlugin: PlaybookPlugin = {
-  descriptor,
-
-  selectServers(cluster, requested, clusterServers) {
-    return selectRollingServers(descriptor.id, cluster, requested, clusterServers);
-  },
-
-  buildConfiguration(cluster, servers, hints) {
-    const resolved = normalizeResolvedHints(descriptor, hints);
-    const inventory = rollingInventory(cluster, servers);
-    const asked = stringHint(resolved, 'services')
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-    const unknown = asked.filter((s) => !RESTARTABLE_DAEMONS.includes(s));
-    if (asked.length === 0 || unknown.length > 0) {
-      throw new PlaybookInputError(
-        'InvalidHintError',
-        `Hint services of playbook restart_services must name daemon types among ${RESTARTABLE_DAEMONS.join(', ')}, comma-separated, got ${JSON.stringify(stringHint(resolved, 'services'))}.`,
-      );
-    }
-    return {
-      global_vars: {
-        ...cephBaseGlobalVars(cluster),
-        services: RESTARTABLE_DAEMONS.filter((s) => asked.includes(s)),
-        ...gateTimeoutVars(resolved),
-      },
-      inventory,
-    };
-  },
-};
+export const restartServicesPlugin: PlaybookPlugin = rollingPlugin(descriptor, (hints) => {
+  const asked = listHint(hints, 'services');
+  if (asked.length === 0 || asked.some((s) => !RESTARTABLE_DAEMONS.includes(s))) {
+    throw new PlaybookInputError(
+      'InvalidHintError',
+      `Hint services of playbook restart_services must name daemon types among ${RESTARTABLE_DAEMONS.join(', ')}, comma-separated, got ${JSON.stringify(stringHint(hints, 'services'))}.`,
+    );
+  }
+  return { services: RESTARTABLE_DAEMONS.filter((s) => asked.includes(s)) };
+});

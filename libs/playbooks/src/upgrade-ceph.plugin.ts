@@ -4,11 +4,10 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars } from './ceph.js';
 import { requireDescriptor } from './common.js';
-import { normalizeResolvedHints, stringHint } from './hints.js';
+import { listHint, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin } from './plugin.js';
-import { gateTimeoutVars, rollingInventory, selectRollingServers } from './rolling.js';
+import { rollingPlugin } from './rolling.js';
 
 const descriptor = requireDescriptor('upgrade_ceph');
 
@@ -64,33 +63,11 @@ function repositoryVars(hints: Readonly<Record<string, unknown>>): Record<string
  * - After success: nothing changes in the cluster model (the playbook reads what runs from
  *   Ceph itself), so it has no `onSuccess`.
  */
-export const upgradeCephPlugin: PlaybookPlugin = {
-  descriptor,
-
-  selectServers(cluster, requested, clusterServers) {
-    return selectRollingServers(descriptor.id, cluster, requested, clusterServers);
-  },
-
-  buildConfiguration(cluster, servers, hints) {
-    const resolved = normalizeResolvedHints(descriptor, hints);
-    const inventory = rollingInventory(cluster, servers);
-    const target = stringHint(resolved, 'target_version');
-    if (target !== '' && !VERSION.test(target)) throw invalid('target_version', 'an upstream Ceph version such as 18.2.7, or empty', target);
-    const warnings = stringHint(resolved, 'allowed_warnings')
-      .split(',')
-      .map((code) => code.trim())
-      .filter((code) => code !== '');
-    const bad = warnings.find((code) => !HEALTH_CODE.test(code));
-    if (bad !== undefined) throw invalid('allowed_warnings', 'health check codes such as OSD_DOWN, comma-separated', bad);
-    return {
-      global_vars: {
-        ...cephBaseGlobalVars(cluster),
-        ...repositoryVars(resolved),
-        target_version: target,
-        allowed_warnings: warnings,
-        ...gateTimeoutVars(resolved),
-      },
-      inventory,
-    };
-  },
-};
+export const upgradeCephPlugin: PlaybookPlugin = rollingPlugin(descriptor, (hints) => {
+  const target = stringHint(hints, 'target_version');
+  if (target !== '' && !VERSION.test(target)) throw invalid('target_version', 'an upstream Ceph version such as 18.2.7, or empty', target);
+  const warnings = listHint(hints, 'allowed_warnings');
+  const bad = warnings.find((code) => !HEALTH_CODE.test(code));
+  if (bad !== undefined) throw invalid('allowed_warnings', 'health check codes such as OSD_DOWN, comma-separated', bad);
+  return { ...repositoryVars(hints), target_version: target, allowed_warnings: warnings };
+});
