@@ -6,8 +6,9 @@
 // lab image's repository while a client on a fourth host writes and reads every 200 ms.
 //
 // The baseline, measured in the same run from the execution's own steps: the time each
-// daemon itself needs, the package install of its host (apt, dpkg) and its stop and start
-// until it is back (in quorum, up). What is left of the upgrade's wall time, divided by the
+// daemon itself needs, the package install of its host (apt, dpkg: the steps "Install Ceph
+// ..."; a host already done reports "Ceph ... already installed", which counts as overhead)
+// and its stop and start until it is back (in quorum, up). What is left of the upgrade's wall time, divided by the
 // daemons restarted, is Carapace's overhead per daemon: pre-flight, the plan, the gates, the
 // SSH round trips, the waits' polling. The PGs' recovery after each OSD host (Ceph's own,
 // waited for before the next host) is printed apart and not counted as overhead.

@@ -39,6 +39,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.carapace_ceph import CommandError, run, tail, write_file
@@ -157,7 +158,10 @@ def install(module, p):
         module.fail_json(msg="mode=install needs the exact version")
     installed = installed_ceph_packages()
     if installed and all(v == version for v in installed.values()):
-        module.exit_json(changed=False, before=installed, after=installed)
+        # Reported as a step of its own, so that a host already done reads so in the steps.
+        now = time.time()
+        module.exit_json(changed=False, before=installed, after=installed,
+                         carapace_steps=[{"name": "Ceph %s already installed on this host" % version, "result": "ok", "time_started": now, "time_finished": now}])
     changed = False
     options = []
     if p["kind"] == "repository":
