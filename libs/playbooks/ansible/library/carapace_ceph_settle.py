@@ -43,24 +43,24 @@ from ansible.module_utils.carapace_ceph_cluster import (
 
 
 def back(kind, ids, before, expect, timeout):
-    """{id: True} of the daemons that are back: a new incarnation, up, at the version expected."""
-    versions = running_versions(timeout)[kind]
-    now = incarnations(kind, ids, timeout)
-    found = {}
+    """({id: True} of the daemons that are back - a new incarnation, up, at the version
+    expected - and the versions of that kind), asking only what the kind needs: its metadata
+    and one of quorum_status, osd dump or mgr dump."""
+    versions = running_versions(timeout, (kind,))[kind]
+
+    def at(i):
+        return not expect or versions.get(i) == expect
+
     if kind == "mon":
         status = ceph_required(["quorum_status"], timeout)
         later = int(status.get("election_epoch", 0) or 0) > int(before.get("election_epoch", 0) or 0)
-        for i in ids:
-            found[i] = later and i in status.get("quorum_names", []) and (not expect or versions.get(i) == expect)
-    elif kind == "osd":
+        return dict((i, later and i in status.get("quorum_names", []) and at(i)) for i in ids), versions
+    if kind == "osd":
         osds = dict((str(o.get("osd")), o) for o in osd_dump(timeout).get("osds", []))
-        for i in ids:
-            state = osds.get(str(i)) or {}
-            found[i] = bool(state.get("up")) and now.get(i, 0) > int(before.get(i, 0) or 0) and (not expect or versions.get(i) == expect)
-    else:
-        for i in ids:
-            found[i] = now.get(i, 0) not in (0, int(before.get(i, 0) or 0)) and (not expect or versions.get(i) == expect)
-    return found, versions
+        return dict((i, bool((osds.get(i) or {}).get("up")) and int((osds.get(i) or {}).get("up_from", 0) or 0) > int(before.get(i, 0) or 0) and at(i))
+                    for i in ids), versions
+    now = incarnations(kind, ids, timeout)
+    return dict((i, now.get(i, 0) not in (0, int(before.get(i, 0) or 0)) and at(i)) for i in ids), versions
 
 
 def main():

@@ -114,7 +114,6 @@ def main():
         release=release_name(target_upstream),
         require_osd_release=require,
         daemons=daemons,
-        to_restart=[d for d in daemons if d["restart"]],
         health=status,
     )
 

@@ -82,12 +82,14 @@ def ceph_command(args, timeout=30):
     return rc, ((err or "") + "\n" + (out or "")).strip()
 
 
-def daemon_metadata(timeout=30):
-    """What every daemon last reported of itself: {"mon": {name: {"version", "host"}}, "mgr":
-    {...}, "osd": {id: {...}}} from their metadata (also for daemons that are down now: `ceph
-    versions` counts only those up). host is the short host name."""
-    found = {"mon": {}, "mgr": {}, "osd": {}}
+def daemon_metadata(timeout=30, kinds=("mon", "mgr", "osd")):
+    """What the daemons of kinds last reported of themselves: {"mon": {name: {"version",
+    "host"}}, "mgr": {...}, "osd": {id: {...}}} from their metadata (also for daemons that are
+    down now: `ceph versions` counts only those up). host is the short host name."""
+    found = dict((kind, {}) for kind in kinds)
     for kind, key in (("mon", "name"), ("mgr", "name"), ("osd", "id")):
+        if kind not in kinds:
+            continue
         for entry in ceph_required([kind, "metadata"], timeout) or []:
             if isinstance(entry, dict) and key in entry:
                 found[kind][str(entry[key])] = {
@@ -111,9 +113,9 @@ def plan_daemons(restart, timeout=30):
     return daemons
 
 
-def running_versions(timeout=30):
-    """{"mon": {name: version}, "mgr": {...}, "osd": {id: version}} (see daemon_metadata)."""
-    return dict((kind, dict((i, d["version"]) for i, d in daemons.items())) for kind, daemons in daemon_metadata(timeout).items())
+def running_versions(timeout=30, kinds=("mon", "mgr", "osd")):
+    """{"mon": {name: version}, "mgr": {...}, "osd": {id: version}} of kinds (see daemon_metadata)."""
+    return dict((kind, dict((i, d["version"]) for i, d in daemons.items())) for kind, daemons in daemon_metadata(timeout, kinds).items())
 
 
 def quorum(timeout=30):
