@@ -7,6 +7,8 @@
 // - the OSD started again, the same configuration finishes the upgrade; once more, it
 //   restarts nothing;
 // - restart_services of the OSDs: each restarted, none failed the client;
+// - update_ceph_configuration: options set centrally and in ceph.conf, the OSDs restarted
+//   for one read at start; once more, nothing changes; an option removed;
 // - restart_services canceled during an OSD host's restart: canceled, its flag unset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
@@ -142,6 +144,54 @@ describe('day 2 of real Ceph daemons through the API: a rolling upgrade and roll
     }
     expect(run.steps.filter((s) => /^osd\.\S+ on \S+: 18\.2\.\d+, restarted, down \d+\.\d s$/.test(s.data.name)).length, why(run)).toBe(DEPLOYED * DISKS);
     await expectNoNoout(sys, mon());
+  });
+
+  it("update_ceph_configuration: a central option, one read at start (each OSD restarted, gated) and a ceph.conf one (applied at runtime); a rerun changes nothing; a removal", async () => {
+    const before = await daemonStarts(clusterHosts());
+    const options = 'osd osd_op_num_shards_hdd 2; mon mon_allow_pool_delete true; osd mempool_debug true';
+    const configuration = await sys.configure('update_ceph_configuration', deployed.clusterId, [], [{ id: 'options', value: options }]);
+    const run = await sys.execute(configuration, 20 * 60_000);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    for (const s of run.steps.filter((x) => /^(osd|mon|mgr)[ .]/.test(x.data.name))) log(`step: ${s.data.name}`);
+    // central: what the monitors keep
+    expect(String(await sys.ceph(mon(), 'config get osd.0 osd_op_num_shards_hdd'))).toBe('2');
+    expect(String(await sys.ceph(mon(), `config get mon.${mon().name} mon_allow_pool_delete`))).toBe('true');
+    // mempool_debug cannot be kept by the monitors: in ceph.conf on every host, and applied at runtime
+    const confs = await Promise.all(clusterHosts().map(async (h) => (await h.exec('cat /etc/ceph/ceph.conf; stat -c %Y /etc/ceph/ceph.conf')).stdout));
+    for (const conf of confs) expect(conf).toMatch(/\[osd\]\nmempool_debug = true\n/);
+    const osds = (await sys.ceph<number[]>(mon(), 'osd ls')).map(String);
+    expect(osds.length).toBe(DEPLOYED * DISKS);
+    for (const id of osds) {
+      expect(await sys.ceph<Json>(mon(), `tell osd.${id} config get mempool_debug`)).toEqual({ mempool_debug: 'true' });
+      expect(await sys.ceph<Json>(mon(), `tell osd.${id} config get osd_op_num_shards_hdd`)).toEqual({ osd_op_num_shards_hdd: '2' });
+    }
+    // osd_op_num_shards_hdd is read at start: every OSD restarted, gated, nothing else
+    expect(run.steps.filter((s) => /^osd\.\d+ on \S+: to restart, osd_op_num_shards_hdd is \d+, should be 2 \(read at start\)$/.test(s.data.name)).length, why(run)).toBe(DEPLOYED * DISKS);
+    expect(run.steps.filter((s) => /^Ask Ceph whether osd\.\d+, osd\.\d+ may stop$/.test(s.data.name) && s.data.result === 'ok').length, why(run)).toBe(DEPLOYED);
+    const after = await daemonStarts(clusterHosts());
+    for (const [unit, since] of Object.entries(before)) {
+      if (unit.includes('/ceph-osd@')) expect(after[unit], unit).not.toBe(since);
+      else expect(after[unit], unit).toBe(since);
+    }
+    await expectNoNoout(sys, mon());
+    expect((await sys.cluster(deployed.clusterId)).data.ceph_options).toEqual({
+      osd: { osd_op_num_shards_hdd: '2', mempool_debug: 'true' },
+      mon: { mon_allow_pool_delete: 'true' },
+    });
+
+    const again = await sys.execute(configuration, 10 * 60_000);
+    expect(again.execution.data.state, why(again)).toBe('completed');
+    expect(await daemonStarts(clusterHosts())).toEqual(after);
+    expect(await Promise.all(clusterHosts().map(async (h) => (await h.exec('cat /etc/ceph/ceph.conf; stat -c %Y /etc/ceph/ceph.conf')).stdout))).toEqual(confs);
+    expect(again.steps.filter((s) => /: already set centrally, no change$/.test(s.data.name)).length, why(again)).toBe(2);
+    expect(again.steps.some((s) => s.data.name === 'No daemon needs a restart'), why(again)).toBe(true);
+    expect(again.steps.some((s) => /applied at runtime$|: to restart, /.test(s.data.name)), why(again)).toBe(false);
+
+    const removal = await sys.run('update_ceph_configuration', deployed.clusterId, [], [{ id: 'remove_options', value: 'mon mon_allow_pool_delete' }]);
+    expect(removal.execution.data.state, why(removal)).toBe('completed');
+    expect(String(await sys.ceph(mon(), `config get mon.${mon().name} mon_allow_pool_delete`))).toBe('false');
+    expect((await sys.cluster(deployed.clusterId)).data.ceph_options).toEqual({ osd: { osd_op_num_shards_hdd: '2', mempool_debug: 'true' } });
+    expect(await daemonStarts(clusterHosts())).toEqual(after);
   });
 
   it('the client never read back wrong data, and at most one operation of all of it ran out of its 10 s', async () => {

@@ -98,6 +98,7 @@ describe('information, login and logout', () => {
       'purge_cluster',
       'remove_osd',
       'restart_services',
+      'update_ceph_configuration',
       'upgrade_ceph',
     ]);
     const deploy = playbooks.json.items.find((p: { id: string }) => p.id === 'cluster_deploy');

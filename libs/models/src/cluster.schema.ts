@@ -11,10 +11,21 @@ export const ClusterMemberSchema = Type.Object({
 });
 export type ClusterMember = Static<typeof ClusterMemberSchema>;
 
-/** `data` of a cluster model. Only executions change `configuration`. */
+/**
+ * The Ceph configuration options Carapace set on a cluster (`update_ceph_configuration`):
+ * section (`global`, `mon`, `osd`, `osd.3`, `client`, ...) → option name → value, as given.
+ */
+export const CephOptionsSchema = Type.Record(Type.String(), Type.Record(Type.String(), Type.String()));
+export type CephOptions = Static<typeof CephOptionsSchema>;
+
+/**
+ * `data` of a cluster model. Only executions change `configuration` and `ceph_options`;
+ * `ceph_options` is absent until an `update_ceph_configuration` run completed.
+ */
 export const ClusterDataSchema = Type.Object({
   name: Type.String(),
   configuration: Type.Record(Type.String(), Type.Array(ClusterMemberSchema)),
+  ceph_options: Type.Optional(CephOptionsSchema),
 });
 export type ClusterData = Static<typeof ClusterDataSchema>;
 

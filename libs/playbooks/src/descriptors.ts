@@ -154,6 +154,30 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
       ...gateTimeouts,
     ],
   },
+  {
+    id: 'update_ceph_configuration',
+    name: 'Update Ceph configuration',
+    description:
+      "Sets or removes Ceph configuration options on a running cluster: in Ceph's central configuration where the option allows it, in ceph.conf on every host otherwise; daemons that read an option only at start are restarted one at a time, each once Ceph says it may.",
+    required_server_list: false,
+    hints: [
+      {
+        id: 'options',
+        description: "Options to set, one per line or separated by ';', each 'SECTION NAME VALUE' as for ceph config set (e.g. 'osd osd_max_backfills 2; global mon_allow_pool_delete true').",
+        type: 'string',
+        values: [],
+        default_value: '',
+      },
+      {
+        id: 'remove_options',
+        description: "Options to remove, separated by ',', ';' or lines, each 'SECTION NAME' (e.g. 'osd osd_max_backfills').",
+        type: 'string',
+        values: [],
+        default_value: '',
+      },
+      ...gateTimeouts,
+    ],
+  },
 ].sort((a, b) => a.name.localeCompare(b.name)) as Descriptor[];
 
 /** Finds a playbook descriptor by id. */

@@ -1,4 +1,4 @@
-import type { ClusterMember, ServerFacts } from '@carapace/models';
+import type { CephOptions, ClusterMember, ServerFacts } from '@carapace/models';
 import type { Descriptor } from './descriptors.js';
 
 /** A server as a playbook plugin sees it: the latest stored version. */
@@ -21,6 +21,8 @@ export interface PluginCluster {
   readonly name: string;
   /** Role name (`mons`, `osds`, ...) → members. */
   readonly configuration: Readonly<Record<string, readonly ClusterMember[]>>;
+  /** The Ceph options Carapace set (`update_ceph_configuration`): section → name → value; absent or `{}` when none. */
+  readonly ceph_options?: Readonly<CephOptions>;
 }
 
 /** A hint as given in a playbook configuration request. */
@@ -68,6 +70,8 @@ export interface ClusterEffect {
    * them: they replace every file the cluster had. Absent: the files stay as they are.
    */
   readonly files?: readonly RunArtifact[];
+  /** The cluster's new `ceph_options` (`update_ceph_configuration`). Absent: they stay as they are. */
+  readonly cephOptions?: CephOptions;
 }
 
 /**

@@ -11,11 +11,12 @@ import type { PlaybookPlugin } from './plugin.js';
 import { purgeClusterPlugin } from './purge-cluster.plugin.js';
 import { removeOsdPlugin } from './remove-osd.plugin.js';
 import { restartServicesPlugin } from './restart-services.plugin.js';
+import { updateCephConfigurationPlugin } from './update-ceph-configuration.plugin.js';
 import { upgradeCephPlugin } from './upgrade-ceph.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin, restartServicesPlugin, upgradeCephPlugin]
+  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, purgeClusterPlugin, removeOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );

@@ -8,6 +8,7 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ansibleEnv, run, scratchDirs } from './fixtures/ansible.js';
+import { SHARED_ANSIBLE_CONTENT } from '../src/ansible-content.js';
 
 const makeTmp = scratchDirs('carapace-ceph-modules-');
 
@@ -230,3 +231,120 @@ class Rados:
   await writeFile(join(dir, 'rados.py'), code);
   return dir;
 }
+
+describe('carapace_ceph_conf', () => {
+  const CONF = [
+    '# written by cluster_deploy',
+    '[global]',
+    'fsid = 5f0c',
+    'osd pool default size = 3',
+    '',
+    '; a comment of the operator',
+    '[osd]',
+    'osd_max_backfills = 1',
+    '',
+    '[client]',
+    'rbd cache = true',
+    '',
+  ].join('\n');
+
+  it('sets options in place or at the end of their section, adds a missing section, removes, keeps comments and order; then changes nothing', async () => {
+    const tmp = await makeTmp();
+    const path = join(tmp, 'ceph.conf');
+    await writeFile(path, CONF, { mode: 0o640 });
+    const args = {
+      path,
+      set: [
+        { section: 'global', name: 'osd_pool_default_size', value: '2' },
+        { section: 'osd', name: 'mempool_debug', value: 'true' },
+        { section: 'mon', name: 'mon_allow_pool_delete', value: 'true' },
+      ],
+      remove: [{ section: 'client', name: 'rbd_cache' }],
+    };
+    const first = await module(tmp, 'carapace_ceph_conf', args);
+    expect(first.failed, JSON.stringify(first)).toBe(false);
+    expect(first.changed).toBe(true);
+    expect(first.changes).toEqual(['global osd_pool_default_size = 2', 'osd mempool_debug = true', 'mon mon_allow_pool_delete = true', 'client rbd_cache removed']);
+    expect(await readFile(path, 'utf8')).toBe(
+      [
+        '# written by cluster_deploy',
+        '[global]',
+        'fsid = 5f0c',
+        'osd_pool_default_size = 2',
+        '',
+        '; a comment of the operator',
+        '[osd]',
+        'osd_max_backfills = 1',
+        'mempool_debug = true',
+        '',
+        '[client]',
+        '',
+        '[mon]',
+        'mon_allow_pool_delete = true',
+        '',
+      ].join('\n'),
+    );
+    expect((await stat(path)).mode & 0o7777).toBe(0o640);
+    const again = await module(tmp, 'carapace_ceph_conf', args);
+    expect(again.changed, JSON.stringify(again)).toBe(false);
+    expect(again.changes).toEqual([]);
+  }, 60_000);
+
+  it('refuses an option without a section or with a value over two lines, and a missing file, without writing', async () => {
+    const tmp = await makeTmp();
+    const path = join(tmp, 'ceph.conf');
+    await writeFile(path, CONF);
+    const multi = await module(tmp, 'carapace_ceph_conf', { path, set: [{ section: 'osd', name: 'a', value: '1\n[mon]' }] });
+    expect(multi.failed).toBe(true);
+    expect(multi.msg).toContain('one-line value');
+    const nameless = await module(tmp, 'carapace_ceph_conf', { path, remove: [{ name: 'a' }] });
+    expect(nameless.failed).toBe(true);
+    expect(nameless.msg).toContain('one-line section');
+    expect(await readFile(path, 'utf8')).toBe(CONF);
+    const missing = await module(tmp, 'carapace_ceph_conf', { path: join(tmp, 'none.conf'), set: [{ section: 'osd', name: 'a', value: '1' }] });
+    expect(missing.failed).toBe(true);
+    expect(missing.msg).toContain('cannot read');
+  }, 60_000);
+});
+
+describe('carapace_ceph_options: option values compared by their Ceph type', () => {
+  /** same_value(kind, a, b) of each case, by the module util itself (python3, standard library only). */
+  function sameValues(cases: [string, string, string][]): boolean[] {
+    const util = join(SHARED_ANSIBLE_CONTENT.moduleUtils, 'carapace_ceph_options.py');
+    const script = [
+      'import importlib.util, json, sys',
+      `spec = importlib.util.spec_from_file_location("o", ${JSON.stringify(util)})`,
+      'o = importlib.util.module_from_spec(spec); spec.loader.exec_module(o)',
+      'print(json.dumps([o.same_value(k, a, b) for k, a, b in json.loads(sys.stdin.read())]))',
+    ].join('\n');
+    return JSON.parse(execFileSync('python3', ['-c', script], { input: JSON.stringify(cases), encoding: 'utf8' })) as boolean[];
+  }
+
+  it('the monitors\' forms and the daemons\' are the same value; other values are not', () => {
+    const same: [string, string, string][] = [
+      ['size', '1G', '1073741824'],
+      ['size', '512Mi', '536870912'],
+      ['size', '4KiB', '4096'],
+      ['uint', '2k', '2000'],
+      ['int', '-3', '-3'],
+      ['bool', 'yes', 'true'],
+      ['bool', '0', 'false'],
+      ['float', '0.1', '0.100000'],
+      ['secs', '1m', '60'],
+      ['secs', '1h30m', '5400'],
+      ['millisecs', '2s', '2000'],
+      ['str', '/var/log/ceph/$cluster-$name.log', ' /var/log/ceph/$cluster-$name.log '],
+    ];
+    expect(sameValues(same)).toEqual(same.map(() => true));
+    const different: [string, string, string][] = [
+      ['size', '1G', '1000000000'],
+      ['uint', '2', '3'],
+      ['bool', 'true', 'false'],
+      ['float', '0.1', '0.2'],
+      ['secs', '1m', '61'],
+      ['str', 'a', 'A'],
+      ['uint', 'bogus', '2'],
+    ];
+    expect(sameValues(different)).toEqual(different.map(() => false));
+  });
+});

@@ -1,4 +1,4 @@
-// The add_osd, remove_osd, upgrade_ceph and restart_services Ansible content: what can be checked without Ceph
+// The add_osd, remove_osd, upgrade_ceph, restart_services and update_ceph_configuration Ansible content: what can be checked without Ceph
 // daemons (syntax, the order of their roles, the OSD lister of remove_osd). Their runs on
 // real daemons are in test/e2e/ceph/osd.checks.ts and upgrade.checks.ts.
 import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -41,6 +41,17 @@ const PLAYBOOKS = {
   },
   restart_services: {
     vars: { ...BASE, services: ['mgr', 'mon', 'osd'], ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 },
+    roles: ['ceph_preflight', 'ceph_rolling'],
+  },
+  update_ceph_configuration: {
+    vars: {
+      ...BASE,
+      ceph_options_set: [{ section: 'osd', name: 'osd_max_backfills', value: '2' }],
+      ceph_options_remove: [{ section: 'mon', name: 'mon_allow_pool_delete' }],
+      ok_to_stop_timeout: 300,
+      daemon_timeout: 600,
+      clean_timeout: 900,
+    },
     roles: ['ceph_preflight', 'ceph_rolling'],
   },
 };

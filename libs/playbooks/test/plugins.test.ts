@@ -24,6 +24,7 @@ import {
   removeOsdPlugin,
   resolveHints,
   restartServicesPlugin,
+  updateCephConfigurationPlugin,
   upgradeCephPlugin,
   usableOsdDisks,
   type HintValue,
@@ -1061,12 +1062,93 @@ describe('upgrade_ceph', () => {
   });
 });
 
+describe('update_ceph_configuration', () => {
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S3, S0, S4, S1, S2].map(inCluster);
+  const options = (value: string, remove = ''): HintValue[] => [
+    { id: 'options', value },
+    { id: 'remove_options', value: remove },
+  ];
+
+  it('passes the options to set and to remove, on every server of the cluster', () => {
+    const { servers, configuration } = create(updateCephConfigurationPlugin, cluster, [], clusterServers, [
+      ...options('osd osd_max_backfills 2;\n global  mon-allow-pool-delete   true\nosd.3 log_file /var/log/ceph/$cluster-$name.log', 'client rbd_cache, mon mon_warn_on_pool_no_redundancy'),
+      { id: 'ok_to_stop_timeout', value: 60 },
+    ]);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-01', 'ceph-02', 'ceph-03', 'ceph-04']);
+    expect(configuration.global_vars).toEqual({
+      fsid: CLUSTER_ID,
+      cluster: 'ceph',
+      carapace_cluster_name: 'prod',
+      ceph_options_set: [
+        { section: 'osd', name: 'osd_max_backfills', value: '2' },
+        { section: 'global', name: 'mon_allow_pool_delete', value: 'true' },
+        { section: 'osd.3', name: 'log_file', value: '/var/log/ceph/$cluster-$name.log' },
+      ],
+      ceph_options_remove: [
+        { section: 'client', name: 'rbd_cache' },
+        { section: 'mon', name: 'mon_warn_on_pool_no_redundancy' },
+      ],
+      ok_to_stop_timeout: 60,
+      daemon_timeout: 600,
+      clean_timeout: 900,
+    });
+    expect(configuration.inventory).toMatchObject({ ceph: { hosts: ['10.0.0.10', '10.0.0.11', '10.0.0.12', '10.0.0.13', '10.0.1.21'] } });
+  });
+
+  it.each([
+    ['', '', 'nothing to change'],
+    ['osd osd_max_backfills', '', "is not 'SECTION NAME VALUE'"],
+    ['rgw osd_max_backfills 2', '', 'the section must be global, mon, mgr, osd, mds, client'],
+    ['osd/class:ssd osd_max_backfills 2', '', 'the section must be'],
+    ['osd OSD_MAX 2', '', 'is not an option name'],
+    ['global mon_host 10.0.0.1', '', 'written by Carapace when it deploys'],
+    ['global public-network 10.0.0.0/24', '', 'written by Carapace when it deploys'],
+    ['osd osd_max_backfills 2 # two', '', "without '#'"],
+    ['osd osd_max_backfills 2', 'osd osd-max-backfills', 'named twice'],
+    ['', 'osd', "is not 'SECTION NAME'"],
+    ['', 'global fsid', 'written by Carapace'],
+    [`osd log_file /${'x'.repeat(1024)}`, '', 'at most 1024 characters'],
+    [Array.from({ length: 101 }, (_, i) => `osd opt_${i} 1`).join(';'), '', 'at most 100 options'],
+  ])('refuses options %j, removals %j', (set, remove, expected) => {
+    const e = inputError(() => create(updateCephConfigurationPlugin, cluster, [], clusterServers, options(set, remove)));
+    expect(e.errorName).toBe('InvalidHintError');
+    expect(e.message).toContain(expected);
+  });
+
+  it('refuses a cluster without monitors and a partial server list', () => {
+    expect(inputError(() => create(updateCephConfigurationPlugin, EMPTY_CLUSTER, [], [], options('osd osd_max_backfills 2'))).errorName).toBe('ClusterHasNoMonitorsError');
+    expect(inputError(() => create(updateCephConfigurationPlugin, cluster, [inCluster(S1)], clusterServers, options('osd osd_max_backfills 2'))).errorName).toBe(
+      'ServerListNotAllowedError',
+    );
+  });
+
+  it("keeps the cluster's options after success: those set added or changed, those removed gone, an emptied section dropped, the roles unchanged", () => {
+    const before: PluginCluster = { ...cluster, ceph_options: { osd: { osd_max_backfills: '1', osd_scrub_sleep: '0.1' }, mon: { mon_allow_pool_delete: 'true' } } };
+    const { servers, configuration } = create(updateCephConfigurationPlugin, before, [], clusterServers, options('osd osd_max_backfills 3; client rbd_cache false', 'mon mon_allow_pool_delete, osd.9 debug_osd'));
+    const effect = updateCephConfigurationPlugin.onSuccess?.(before, servers, configuration);
+    expect(effect).toEqual({
+      configuration: before.configuration,
+      join: [],
+      leave: [],
+      deleteCluster: false,
+      cephOptions: { osd: { osd_max_backfills: '3', osd_scrub_sleep: '0.1' }, client: { rbd_cache: 'false' } },
+    });
+    // the cluster it was given is not changed
+    expect(before.ceph_options).toEqual({ osd: { osd_max_backfills: '1', osd_scrub_sleep: '0.1' }, mon: { mon_allow_pool_delete: 'true' } });
+    // a cluster without options yet, and global vars edited into something else, keep what is well formed
+    expect(updateCephConfigurationPlugin.onSuccess?.(cluster, servers, { inventory: {}, global_vars: { ceph_options_set: [{ section: 'osd', name: 'a', value: '1' }, { section: 'osd' }, 7], ceph_options_remove: 'x' } })?.cephOptions).toEqual({
+      osd: { a: '1' },
+    });
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'restart_services', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);

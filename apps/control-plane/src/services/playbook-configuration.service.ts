@@ -17,7 +17,7 @@ import { VersionedService } from './versioned.service.js';
 
 /** A stored cluster as a plugin sees it. */
 export function pluginCluster(cluster: Stored<ClusterData>): PluginCluster {
-  return { id: cluster.id, name: cluster.data.name, configuration: cluster.data.configuration };
+  return { id: cluster.id, name: cluster.data.name, configuration: cluster.data.configuration, ceph_options: cluster.data.ceph_options ?? {} };
 }
 
 /** A stored server as a plugin sees it. */

@@ -44,7 +44,9 @@ export class RunEffects {
     for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
     for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
     // The cluster stays locked (`getForUpdate` above) until the transaction ends: `cluster` is its latest version.
-    const updated = await this.clusters.append(cluster, { data: { ...cluster.data, configuration: effect.configuration } }, null, nowS);
+    const data: ClusterData = { ...cluster.data, configuration: effect.configuration };
+    if (effect.cephOptions) data.ceph_options = effect.cephOptions;
+    const updated = await this.clusters.append(cluster, { data }, null, nowS);
     if (effect.deleteCluster) {
       await this.clusters.append(updated, { time_deleted: nowS }, null, nowS);
       await this.files.removeAll(cluster.id);
