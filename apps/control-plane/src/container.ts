@@ -202,7 +202,10 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     clusters: clusterService,
     servers: serverService,
     playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService),
-    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents),
+    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents, async (ids) => {
+      const { found } = await serverService.liveMany(ids);
+      return new Map(found.map((s) => [s.id, s.data.state]));
+    }),
     engine,
     cinder: new CinderIntegrationService(clusterService, clusterFiles),
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),

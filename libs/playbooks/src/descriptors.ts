@@ -155,6 +155,22 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     ],
   },
   {
+    id: 'maintenance_enter',
+    name: 'Enter maintenance',
+    description:
+      "Takes hosts down for maintenance without data movement: once Ceph says every daemon of them may stop (ok-to-stop), noout is set for those hosts only and their Ceph daemons are stopped and kept from starting at boot; the servers are then in maintenance, and no other playbook touches them until maintenance_exit.",
+    required_server_list: true,
+    hints: [...gateTimeouts],
+  },
+  {
+    id: 'maintenance_exit',
+    name: 'Exit maintenance',
+    description:
+      'Brings hosts back from maintenance: their monitors and managers started, then their OSDs, waits until they are up and every PG is active+clean, then unsets the noout flags of those hosts.',
+    required_server_list: true,
+    hints: [...gateTimeouts],
+  },
+  {
     id: 'update_ceph_configuration',
     name: 'Update Ceph configuration',
     description:

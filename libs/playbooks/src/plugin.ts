@@ -72,6 +72,8 @@ export interface ClusterEffect {
   readonly files?: readonly RunArtifact[];
   /** The cluster's new `ceph_options` (`update_ceph_configuration`). Absent: they stay as they are. */
   readonly cephOptions?: CephOptions;
+  /** New states of servers, by id (`maintenance_enter`, `maintenance_exit`). */
+  readonly serverStates?: Readonly<Record<string, string>>;
 }
 
 /**

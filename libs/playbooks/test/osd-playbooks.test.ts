@@ -22,6 +22,7 @@ async function workDir(globalVars: Record<string, unknown>): Promise<string> {
     mons: { hosts: ['10.0.0.11'] },
     osds: { hosts: ['10.0.0.21'] },
     ceph: { hosts: ['10.0.0.11', '10.0.0.21'] },
+    maintenance: { hosts: ['10.0.0.21'] },
     _meta: { hostvars: { '10.0.0.11': host('10.0.0.11'), '10.0.0.21': host('10.0.0.21', { carapace_osd_devices: ['/dev/vdb'] }) } },
   };
   await writeRunInputs(tmp, inventory, globalVars);
@@ -43,6 +44,9 @@ const PLAYBOOKS = {
     vars: { ...BASE, services: ['mgr', 'mon', 'osd'], ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 },
     roles: ['ceph_preflight', 'ceph_rolling'],
   },
+  // their one role is included (ceph_preflight's running-cluster tasks), not listed
+  maintenance_enter: { vars: { ...BASE, ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 }, roles: [] },
+  maintenance_exit: { vars: { ...BASE, ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 }, roles: [] },
   update_ceph_configuration: {
     vars: {
       ...BASE,

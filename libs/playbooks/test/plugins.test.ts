@@ -25,6 +25,8 @@ import {
   resolveHints,
   restartServicesPlugin,
   updateCephConfigurationPlugin,
+  maintenanceEnterPlugin,
+  maintenanceExitPlugin,
   upgradeCephPlugin,
   usableOsdDisks,
   type HintValue,
@@ -1143,12 +1145,56 @@ describe('update_ceph_configuration', () => {
   });
 });
 
+describe('maintenance_enter and maintenance_exit', () => {
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S3, S0, S4, S1, S2].map(inCluster);
+  const inMaintenance = (s: PluginServer): PluginServer => ({ ...inCluster(s), state: 'maintenance_no_reconfig' });
+
+  it('enter: the hosts given, worked through the monitors on other hosts; after success they are in maintenance', () => {
+    const { servers, configuration } = create(maintenanceEnterPlugin, cluster, [inCluster(S4), inCluster(S2)], clusterServers, [{ id: 'ok_to_stop_timeout', value: 30 }]);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-02', 'ceph-04']);
+    expect(configuration.global_vars).toEqual({ fsid: CLUSTER_ID, cluster: 'ceph', carapace_cluster_name: 'prod', ok_to_stop_timeout: 30, daemon_timeout: 600, clean_timeout: 900 });
+    expect(configuration.inventory).toMatchObject({ mons: { hosts: ['10.0.0.11', '10.0.0.13'] }, maintenance: { hosts: ['10.0.0.12', '10.0.1.21'] } });
+    expect(maintenanceEnterPlugin.onSuccess(cluster, servers, configuration)).toEqual({
+      configuration: cluster.configuration,
+      join: [],
+      leave: [],
+      deleteCluster: false,
+      serverStates: { [ID2]: 'maintenance_no_reconfig', [ID4]: 'maintenance_no_reconfig' },
+    });
+  });
+
+  it('enter refuses no list, a server of another cluster, one not ready or already in maintenance, and hosts holding every usable monitor', () => {
+    expect(inputError(() => create(maintenanceEnterPlugin, cluster, [], clusterServers)).errorName).toBe('ServerListIsRequiredForPlaybookError');
+    expect(inputError(() => create(maintenanceEnterPlugin, cluster, [S0], clusterServers)).errorName).toBe('ServerNotInClusterError');
+    expect(inputError(() => create(maintenanceEnterPlugin, cluster, [inMaintenance(S2)], clusterServers)).errorName).toBe('ServerNotReadyError');
+    expect(inputError(() => create(maintenanceEnterPlugin, cluster, [inCluster(S2), inCluster(S2)], clusterServers)).errorName).toBe('DuplicateServerError');
+    const monitors = inputError(() => create(maintenanceEnterPlugin, cluster, [S1, S2, S3].map(inCluster), clusterServers));
+    expect(monitors.errorName).toBe('ClusterHasNoMonitorsError');
+    expect(monitors.message).toContain('on another host than');
+    // the only monitor left outside is itself in maintenance
+    const others = clusterServers.map((s) => (s.id === ID1 || s.id === ID3 ? inMaintenance(s) : s));
+    expect(inputError(() => create(maintenanceEnterPlugin, cluster, [inCluster(S2)], others)).errorName).toBe('ClusterHasNoMonitorsError');
+  });
+
+  it('exit: only servers in maintenance; after success they are operational', () => {
+    const others = clusterServers.map((s) => (s.id === ID2 ? inMaintenance(s) : s));
+    const { servers, configuration } = create(maintenanceExitPlugin, cluster, [inMaintenance(S2)], others);
+    expect(configuration.inventory).toMatchObject({ mons: { hosts: ['10.0.0.11', '10.0.0.13'] }, maintenance: { hosts: ['10.0.0.12'] } });
+    expect(maintenanceExitPlugin.onSuccess(cluster, servers, configuration).serverStates).toEqual({ [ID2]: 'operational' });
+    const e = inputError(() => create(maintenanceExitPlugin, cluster, [inMaintenance(S2), inCluster(S4)], others));
+    expect(e.errorName).toBe('ServerNotInMaintenanceError');
+    expect(e.message).toContain('ceph-04');
+    expect(e.message).not.toContain('ceph-02');
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'purge_cluster', 'remove_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);

@@ -1,4 +1,5 @@
 import type { ExecutionCreate, ExecutionData, ExecutionState, ExecutionStepData, PlaybookConfigurationData } from '@carapace/models';
+import { MAINTENANCE_STATE } from '@carapace/playbooks';
 import { sql } from 'drizzle-orm';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
@@ -28,6 +29,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     private readonly clusters: ClusterService,
     private readonly engine: ExecutionEngine,
     private readonly events: ExecutionEventsRepository,
+    private readonly serverStates: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>,
   ) {
     super('execution', repo, clock);
   }
@@ -51,6 +53,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       if (!(await this.configurations.getLive(id))) throw unknownConfiguration(id, version);
       throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
     }
+    await this.refuseServersInMaintenance(playbook, config.data.server_ids);
     const clusterId = config.data.cluster_id;
     const now = this.now();
     const execution = await this.repo.createIf(
@@ -75,6 +78,20 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     }
     await this.engine.queued();
     return execution;
+  }
+
+  /**
+   * A server in maintenance (`maintenance_enter`) is touched by no playbook but
+   * `maintenance_exit` (409 `ServerInMaintenanceError`), also through a configuration made
+   * before it entered. (Executions queued before it entered still run: they were asked first.)
+   */
+  private async refuseServersInMaintenance(playbook: string, serverIds: readonly string[]): Promise<void> {
+    if (playbook === 'maintenance_exit' || serverIds.length === 0) return;
+    const states = await this.serverStates(serverIds);
+    const inMaintenance = serverIds.filter((id) => states.get(id) === MAINTENANCE_STATE);
+    if (inMaintenance.length > 0) {
+      throw conflict('ServerInMaintenanceError', `Servers in maintenance, which only maintenance_exit may touch: ${inMaintenance.join(', ')}.`);
+    }
   }
 
   /** `DELETE /v1/execution/{id}/` cancels (contract). */

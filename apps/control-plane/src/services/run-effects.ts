@@ -43,6 +43,7 @@ export class RunEffects {
     }
     for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
     for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
+    for (const [id, state] of Object.entries(effect.serverStates ?? {})) await this.servers.setState(id, state, nowS);
     // The cluster stays locked (`getForUpdate` above) until the transaction ends: `cluster` is its latest version.
     const data: ClusterData = { ...cluster.data, configuration: effect.configuration };
     if (effect.cephOptions) data.ceph_options = effect.cephOptions;

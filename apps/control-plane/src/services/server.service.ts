@@ -219,6 +219,13 @@ export class ServerService extends VersionedService<ServerData> {
   }
 
   /** Sets the cluster of servers (a playbook's effect); the caller holds the transaction. */
+  /** Sets a server's state (a run's effect: maintenance); no new version when it is already so. The caller holds the transaction. */
+  async setState(id: string, state: string, now: number): Promise<Stored<ServerData>> {
+    const latest = await this.getForUpdate(id);
+    if (latest.data.state === state) return latest;
+    return this.repo.append(latest, { data: { ...latest.data, state } }, null, now);
+  }
+
   async setCluster(id: string, clusterId: string | null, now: number): Promise<Stored<ServerData>> {
     const latest = await this.getForUpdate(id);
     return this.repo.append(latest, { data: { ...latest.data, cluster_id: clusterId } }, null, now);

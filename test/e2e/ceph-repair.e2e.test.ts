@@ -1,0 +1,206 @@
+// Day 2 repairs for real, end to end through the public API, on Ceph 16 (Pacific) deployed on
+// three discovered lab hosts with two disks each, a client on a fourth host writing and
+// reading every 200 ms all along:
+// - maintenance_enter on the host of the active manager: Ceph's gates, the manager handed
+//   over, noout on that host only, its daemons down (and still down after a reboot), no PG
+//   remapped, the server in maintenance: a hello_world is refused there, even through a
+//   configuration made before;
+// - maintenance_enter on a second host, where Ceph's gate says no: refused, nothing changed;
+// - maintenance_exit: the daemons back, HEALTH_OK, no flag left, the objects intact;
+// - the client saw no failed operation.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LabHost } from '../lab/lab.js';
+import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
+import { CephSystem, why, type Json, type PlaybookRun } from './ceph/system.js';
+import { expectNoNoout, expectObjects, IoProbe, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
+
+const DISKS = 2;
+/** Three hosts make the cluster; the fourth runs the client. */
+const DEPLOYED = 3;
+/** What Ceph reports while one host's daemons are stopped under noout: nothing else may show. */
+const MAINTENANCE_HEALTH = new Set(['OSD_DOWN', 'OSD_HOST_DOWN', 'PG_DEGRADED', 'MON_DOWN', 'OSD_FLAGS', ...LAB_HEALTH_CHECKS]);
+
+function log(line: string): void {
+  process.stderr.write(`[ceph-repair.e2e] ${line}\n`);
+}
+
+/** Where a run's time went: its steps that took half a second or more. */
+function logSteps(run: PlaybookRun): void {
+  for (const s of run.steps) {
+    const took = Number(s.data.time_finished) - Number(s.data.time_started);
+    if (took >= 0.5) log(`  ${took.toFixed(1)} s  ${s.data.name}`);
+  }
+}
+
+describe('day 2 repairs of real Ceph daemons through the API: host maintenance', { timeout: 30 * 60_000 }, () => {
+  let sys: CephSystem;
+  let deployed: DeployedCluster;
+  let client: IoProbe;
+  /** The server of the host in maintenance, and the lab host. */
+  let inMaintenance: string;
+  let earlierHello: Json;
+
+  beforeAll(async () => {
+    sys = await CephSystem.start({ name: 'e2e-repair', hosts: DEPLOYED + 1, disks: DISKS });
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await client?.stop().catch(() => undefined);
+    await sys?.stop();
+  }, 180_000);
+
+  const hostOf = (serverId: string): LabHost => sys.host(serverId);
+  const monOutside = (): LabHost => hostOf(deployed.monIds.find((id) => id !== inMaintenance) as string);
+  const units = async (host: LabHost): Promise<Record<string, string>> => {
+    const { stdout } = await host.exec(
+      "for u in $(systemctl list-unit-files --plain --no-legend 'ceph-mon@*' 'ceph-mgr@*' 'ceph-osd@*' | awk '{print $1}') $(systemctl list-units --all --plain --no-legend 'ceph-mon@*' 'ceph-mgr@*' 'ceph-osd@*' | awk '{print $1}'); do case $u in *@.service) ;; *) echo \"$u $(systemctl is-active $u) $(systemctl is-enabled $u)\";; esac; done | sort -u",
+      { check: false },
+    );
+    return Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => {
+          const [unit = '', ...state] = l.split(' ');
+          return [unit, state.join(' ')];
+        }),
+    );
+  };
+
+  it('deploys Ceph 16 on 3 hosts x 2 disks, writes objects, starts the client', async () => {
+    deployed = await deployAndCheck(
+      sys,
+      sys.servers.slice(0, DEPLOYED).map((s) => s.id as string),
+      DISKS,
+    );
+    const mon = hostOf(deployed.monIds[0] as string);
+    await writeObjects(sys, mon);
+    client = new IoProbe(sys.lab.hosts[DEPLOYED] as LabHost, mon);
+    await client.start();
+  });
+
+  it("maintenance_enter on the active manager's host: gated, the manager handed over, noout there only, its daemons stopped and masked, nothing remapped", async () => {
+    const mon = hostOf(deployed.monIds[0] as string);
+    const active = String((await sys.ceph<Json>(mon, 'mgr dump')).active_name);
+    inMaintenance = deployed.serverIds.find((id) => hostOf(id).name === active) as string;
+    expect(inMaintenance, `the active manager ${active} runs on a cluster host`).toBeDefined();
+    const host = hostOf(inMaintenance);
+    const osds = (await sys.ceph<number[]>(mon, `osd ls-tree ${host.name}`)).map(String);
+    expect(osds.length).toBe(DISKS);
+    earlierHello = await sys.configure('hello_world', deployed.clusterId, [inMaintenance]);
+
+    const run = await sys.run('maintenance_enter', deployed.clusterId, [inMaintenance]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`enter: ${run.seconds.toFixed(1)} s`);
+    logSteps(run);
+    const names = run.steps.map((s) => s.data.name as string);
+    expect(names.some((n) => n.startsWith(`Ceph says mon.${host.name} may stop`)), why(run)).toBe(true);
+    expect(names.some((n) => n.startsWith(`Ceph says osd.${osds[0]}, osd.${osds[1]} may stop: ok_to_stop=True`)), why(run)).toBe(true);
+    expect(names.some((n) => n.startsWith(`mgr.${active} handed over: mgr.`)), why(run)).toBe(true);
+    expect(names, why(run)).toContain(`noout set on ${host.name} only`);
+
+    // the server is in maintenance; the manager runs elsewhere
+    expect((await sys.server(inMaintenance)).data.state).toBe('maintenance_no_reconfig');
+    const outside = monOutside();
+    expect(String((await sys.ceph<Json>(outside, 'mgr dump')).active_name)).not.toBe(active);
+    // its daemons stopped and masked
+    const here = await units(host);
+    expect(Object.keys(here).length, JSON.stringify(here)).toBe(2 + DISKS);
+    for (const [unit, state] of Object.entries(here)) expect(state, unit).toBe('inactive masked');
+    // noout on that host only, the OSDs down but in, no PG remapped, the quorum without it
+    const dump = await sys.ceph<Json>(outside, 'osd dump');
+    expect(dump.crush_node_flags).toEqual({ [host.name]: ['noout'] });
+    expect(String(dump.flags)).not.toMatch(/noout/);
+    for (const o of dump.osds as Json[]) expect(o.in, `osd.${o.osd} in`).toBe(1);
+    expect((dump.osds as Json[]).filter((o) => o.up === 0).map((o) => String(o.osd)).sort()).toEqual([...osds].sort());
+    const quorum = await sys.ceph<Json>(outside, 'quorum_status');
+    expect(quorum.quorum_names).not.toContain(host.name);
+    expect(quorum.quorum_names.length).toBe(DEPLOYED - 1);
+    const status = await sys.ceph<Json>(outside, 'status');
+    const checks = Object.keys(status.health?.checks ?? {});
+    expect(checks.filter((c) => !MAINTENANCE_HEALTH.has(c)), JSON.stringify(status.health)).toEqual([]);
+    expect(JSON.stringify(status.pgmap?.pgs_by_state ?? [])).not.toMatch(/remapped|backfill|recover/);
+    log(`health in maintenance: ${checks.join(', ')}`);
+  });
+
+  it('keeps the daemons down across a reboot of the host', async () => {
+    const host = hostOf(inMaintenance);
+    await host.reboot();
+    const here = await units(host);
+    for (const [unit, state] of Object.entries(here)) expect(state, unit).toBe('inactive masked');
+    const dump = await sys.ceph<Json>(monOutside(), 'osd dump');
+    expect((dump.osds as Json[]).filter((o) => o.up === 0).length).toBe(DISKS);
+  });
+
+  it('refuses any other playbook on the host in maintenance, also through a configuration made before', async () => {
+    const configure = await sys.api.call('POST', '/v1/playbook_configuration/', {
+      name: 'hello',
+      cluster_id: deployed.clusterId,
+      playbook_id: 'hello_world',
+      server_ids: [inMaintenance],
+      hints: [],
+    });
+    expect(configure.status, configure.text).toBe(400);
+    expect((configure.json as Json).error).toBe('ServerNotReadyError');
+    const execute = await sys.api.call('POST', '/v1/execution/', { playbook_configuration: { id: earlierHello.id, version: earlierHello.version } });
+    expect(execute.status, execute.text).toBe(409);
+    expect((execute.json as Json).error).toBe('ServerInMaintenanceError');
+    const again = await sys.api.call('POST', '/v1/playbook_configuration/', {
+      name: 'again',
+      cluster_id: deployed.clusterId,
+      playbook_id: 'maintenance_enter',
+      server_ids: [inMaintenance],
+      hints: [],
+    });
+    expect(again.status, again.text).toBe(400);
+    expect((again.json as Json).error).toBe('ServerNotReadyError');
+  });
+
+  it("maintenance_enter on a second host while the first is in: Ceph's gate says no, refused with its answer, nothing changed", async () => {
+    const second = deployed.serverIds.filter((id) => id !== inMaintenance)[1] as string;
+    const host = hostOf(second);
+    const before = await units(host);
+    const run = await sys.run('maintenance_enter', deployed.clusterId, [second], [{ id: 'ok_to_stop_timeout', value: 10 }]);
+    expect(run.execution.data.state, why(run)).toBe('failed');
+    const failed = run.steps.find((s) => s.data.result === 'error');
+    expect(failed?.data.name, why(run)).toBe('Ask Ceph whether every daemon of these hosts may stop, then set noout on them');
+    expect(JSON.stringify(failed?.data.error), why(run)).toMatch(/may not stop \(asked for \d+ s\)/);
+    log(`second host refused: ${String((failed?.data.error as Json | undefined)?.msg)}`);
+    // the clean-up brought back nothing (nothing was stopped) and ended
+    expect(run.log).toContain('[carapace runner] cleanup.yml completed');
+    expect(await units(host)).toEqual(before);
+    for (const state of Object.values(before)) expect(state).toBe('active enabled');
+    expect((await sys.server(second)).data.state).toBe('operational');
+    const dump = await sys.ceph<Json>(monOutside(), 'osd dump');
+    expect(dump.crush_node_flags).toEqual({ [hostOf(inMaintenance).name]: ['noout'] });
+    expect(Object.keys(await sys.ceph<Json>(monOutside(), 'config-key dump carapace/maintenance/'))).toEqual([`carapace/maintenance/${hostOf(inMaintenance).name}`]);
+  });
+
+  it('maintenance_exit: the daemons back, every PG active+clean, HEALTH_OK, no flag left, the objects intact', async () => {
+    const host = hostOf(inMaintenance);
+    const run = await sys.run('maintenance_exit', deployed.clusterId, [inMaintenance]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`exit: ${run.seconds.toFixed(1)} s`);
+    logSteps(run);
+    for (const s of run.steps.filter((x) => /^(mon|osd)\.|^Every PG|^noout/.test(x.data.name))) log(`step: ${s.data.name}`);
+    expect(run.steps.some((s) => /^osd\.\d+, osd\.\d+ up and in after \d+\.\d s$/.test(s.data.name)), why(run)).toBe(true);
+    expect(run.steps.some((s) => s.data.name === `noout unset on ${host.name}`), why(run)).toBe(true);
+    for (const [unit, state] of Object.entries(await units(host))) expect(state, unit).toBe('active enabled');
+    expect((await sys.server(inMaintenance)).data.state).toBe('operational');
+    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the maintenance', 300_000);
+    await expectNoNoout(sys, monOutside());
+    expect(await sys.ceph<Json>(monOutside(), 'config-key dump carapace/maintenance/')).toEqual({});
+    expect((await host.exec('test -e /var/lib/carapace/maintenance.json && echo left || echo gone')).stdout.trim()).toBe('gone');
+    await expectObjects(hostOf(deployed.monIds[0] as string));
+    const hello = await sys.execute(earlierHello);
+    expect(hello.execution.data.state, why(hello)).toBe('completed');
+  });
+
+  it('the client saw no failed operation through the maintenance', async () => {
+    const report: ProbeReport = await client.stop();
+    log(`client: ${report.operations} operations, ${report.failures.length} failed, longest stall ${report.longestStallMs} ms`);
+    expect(report.operations).toBeGreaterThan(100);
+    expect(report.failures).toEqual([]);
+  });
+});
