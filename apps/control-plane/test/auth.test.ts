@@ -95,6 +95,8 @@ describe('information, login and logout', () => {
       'cinder_integration',
       'cluster_deploy',
       'hello_world',
+      'maintenance_enter',
+      'maintenance_exit',
       'purge_cluster',
       'remove_osd',
       'restart_services',
