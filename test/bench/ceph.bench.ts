@@ -13,6 +13,12 @@
 // no Ansible, no SSH, one after the other), timed the same way; the ratio says what the
 // automation costs over the bare commands.
 //
+// Then host maintenance (issue 28): maintenance_enter and maintenance_exit of the fourth host
+// (OSDs only), in seconds from started to completed, against the goal of 30 s for both; the
+// baseline, in the same run, is the bare commands of a maintenance by hand on the cluster's
+// own hosts (ok-to-stop, set-group noout, stop, wait down; start, wait up and every PG
+// active+clean, unset-group), timed the same way.
+//
 // Needs root and the lab's packages (scripts/install-system-deps.sh); the first run builds the
 // lab images (a few minutes).
 import { CephSystem, DISK_BYTES, recapTotal, type Json, type PlaybookRun } from '../e2e/ceph/system.js';
@@ -88,6 +94,29 @@ async function byHand(): Promise<{ bootstrap: number; osds: number; total: numbe
   }
 }
 
+const runSeconds = (run: PlaybookRun): number => Number(run.execution.data.time_finished) - Number(run.execution.data.time_started);
+
+/** maintenance_enter and maintenance_exit of a host, each started to completed; then the same by hand, through a monitor host. */
+async function maintain(sys: CephSystem, clusterId: string, serverId: string, monId: string): Promise<{ enter: number; exit: number; byHand: number }> {
+  const enter = await sys.run('maintenance_enter', clusterId, [serverId]);
+  report('maintenance_enter 1 host', enter, DISKS);
+  const exit = await sys.run('maintenance_exit', clusterId, [serverId]);
+  report('maintenance_exit 1 host', exit, DISKS);
+  const host = sys.host(serverId);
+  const mon = sys.host(monId);
+  const ids = (await sys.ceph<number[]>(mon, `osd ls-tree ${host.name}`)).join(' ');
+  const osdsUp = (up: number) =>
+    `until ceph osd dump -f json | python3 -c 'import json,sys; d=json.load(sys.stdin); ids={${ids.split(' ').join(',')}}; sys.exit(0 if all(o["up"] == ${up} for o in d["osds"] if o["osd"] in ids) else 1)'; do sleep 1; done`;
+  const clean = `until ceph pg stat -f json | python3 -c 'import json,sys; d=json.load(sys.stdin); s=d.get("pg_summary", d); sys.exit(0 if sum(x["num"] for x in s["num_pg_by_state"] if x["name"].startswith("active+clean")) == s["num_pgs"] else 1)'; do sleep 1; done`;
+  const t0 = Date.now();
+  await mon.exec(`set -e; ceph osd ok-to-stop ${ids} >/dev/null; ceph osd set-group noout ${host.name}`, { timeoutMs: 120_000 });
+  await host.exec(`systemctl stop ${ids.split(' ').map((i) => `ceph-osd@${i}`).join(' ')}`, { timeoutMs: 120_000 });
+  await mon.exec(osdsUp(0), { timeoutMs: 300_000 });
+  await host.exec(`systemctl start ${ids.split(' ').map((i) => `ceph-osd@${i}`).join(' ')}`, { timeoutMs: 120_000 });
+  await mon.exec(`${osdsUp(1)}; ${clean}; ceph osd unset-group noout ${host.name}`, { timeoutMs: 600_000 });
+  return { enter: runSeconds(enter), exit: runSeconds(exit), byHand: (Date.now() - t0) / 1000 };
+}
+
 async function main(): Promise<void> {
   const hand = await byHand();
   process.stdout.write(`baseline by hand (one host, ${DISKS} OSDs, shell in the host): mon+mgr ${s(hand.bootstrap)}, OSDs ${s(hand.osds)}: ${(hand.total / DISKS).toFixed(1)} s/OSD\n`);
@@ -100,6 +129,7 @@ async function main(): Promise<void> {
     report('cluster_deploy 3 hosts x 2 disks', deploy, 3 * DISKS);
     const add = await sys.run('add_osd', clusterId, ids.slice(3));
     report('add_osd 1 host x 2 disks', add, DISKS);
+    const maintenance = await maintain(sys, clusterId, ids[3] as string, ids[0] as string);
     const deployTotal = Number(deploy.execution.data.time_finished) - Number(deploy.execution.data.time_started);
     const addTotal = Number(add.execution.data.time_finished) - Number(add.execution.data.time_started);
     const perOsd = deployTotal / (3 * DISKS);
@@ -108,6 +138,7 @@ async function main(): Promise<void> {
         '',
         `cluster_deploy: ${perOsd.toFixed(1)} s/OSD; add_osd: ${(addTotal / DISKS).toFixed(1)} s/OSD; cephadm anchor: 8-11 s/OSD`,
         `ratio to the by-hand baseline (s/OSD, same run): cluster_deploy x${(perOsd / (hand.total / DISKS)).toFixed(2)}, add_osd x${(addTotal / DISKS / (hand.osds / DISKS)).toFixed(2)} (against the OSD part alone)`,
+        `maintenance of one OSD host: enter ${s(maintenance.enter)} + exit ${s(maintenance.exit)} = ${s(maintenance.enter + maintenance.exit)} (goal < 30 s: ${maintenance.enter + maintenance.exit < 30 ? 'PASS' : 'MISS'}); by hand ${s(maintenance.byHand)}: x${((maintenance.enter + maintenance.exit) / maintenance.byHand).toFixed(2)}`,
         '',
       ].join('\n'),
     );

@@ -7,11 +7,14 @@
 //   configuration made before;
 // - maintenance_enter on a second host, where Ceph's gate says no: refused, nothing changed;
 // - maintenance_exit: the daemons back, HEALTH_OK, no flag left, the objects intact;
+// - replace_osd: refused for an OSD of another host; after a disk failed (its OSD stopped, its
+//   start overwritten), the same OSD id up and in on a new lab disk, never more OSDs;
 // - the client saw no failed operation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
 import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
-import { CephSystem, why, type Json, type PlaybookRun } from './ceph/system.js';
+import { CephSystem, DISK_BYTES, why, type Json, type PlaybookRun } from './ceph/system.js';
+import { eventually } from './system.js';
 import { expectNoNoout, expectObjects, IoProbe, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
 
 const DISKS = 2;
@@ -32,7 +35,7 @@ function logSteps(run: PlaybookRun): void {
   }
 }
 
-describe('day 2 repairs of real Ceph daemons through the API: host maintenance', { timeout: 30 * 60_000 }, () => {
+describe('day 2 repairs of real Ceph daemons through the API: host maintenance, a failed disk replaced', { timeout: 30 * 60_000 }, () => {
   let sys: CephSystem;
   let deployed: DeployedCluster;
   let client: IoProbe;
@@ -197,7 +200,66 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance',
     expect(hello.execution.data.state, why(hello)).toBe('completed');
   });
 
-  it('the client saw no failed operation through the maintenance', async () => {
+  it("replace_osd refuses an OSD that is not on the server given, changing nothing", async () => {
+    const [a, b] = deployed.serverIds as [string, string];
+    const mon = hostOf(deployed.monIds[0] as string);
+    const elsewhere = (await sys.ceph<number[]>(mon, `osd ls-tree ${hostOf(b).name}`))[0];
+    const before = await sys.ceph<Json>(mon, 'osd dump');
+    const run = await sys.run('replace_osd', deployed.clusterId, [a], [{ id: 'replacements', value: `${elsewhere}:/dev/vdb` }]);
+    expect(run.execution.data.state, why(run)).toBe('failed');
+    const failed = run.steps.find((s) => s.data.result === 'error');
+    expect(failed?.data.name, why(run)).toBe('Find the OSDs, on this host only');
+    expect(JSON.stringify(failed?.data.error)).toContain(`osd.${elsewhere} is on ${hostOf(b).name}, not on ${hostOf(a).name}`);
+    const after = await sys.ceph<Json>(mon, 'osd dump');
+    expect(after.osds.map((o: Json) => [o.osd, o.up, o.in])).toEqual(before.osds.map((o: Json) => [o.osd, o.up, o.in]));
+  });
+
+  it('replace_osd after a disk failed: the same OSD id up and in on a new disk, HEALTH_OK, the objects intact, never more OSDs than before', async () => {
+    const serverId = deployed.serverIds[2] as string;
+    const host = hostOf(serverId);
+    const mon = hostOf(deployed.monIds[0] as string);
+    const id = String((await sys.ceph<number[]>(mon, `osd ls-tree ${host.name}`))[0]);
+    const blockOf = async () => (await host.exec(`readlink -f /var/lib/ceph/osd/ceph-${id}/block`)).stdout.trim();
+    const oldDevice = await blockOf();
+    expect(oldDevice).toMatch(/^\/dev\/vd[b-z]$/);
+    const count = (await sys.ceph<number[]>(mon, 'osd ls')).length;
+    // the disk fails: its OSD stops, its start is overwritten
+    await host.exec(`systemctl stop ceph-osd@${id} && dd if=/dev/urandom of=${oldDevice} bs=1M count=8 conv=fsync status=none`);
+    await eventually(async () => ((await sys.ceph<Json>(mon, 'osd dump')).osds.find((o: Json) => String(o.osd) === id)?.up === 0 ? true : undefined), 120_000, `osd.${id} down`);
+    const disk = await host.addDisk(DISK_BYTES);
+    // the OSD count, watched all along
+    let most = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        most = Math.max(most, (await sys.ceph<number[]>(mon, 'osd ls').catch(() => [])).length);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    const run = await sys.run('replace_osd', deployed.clusterId, [serverId], [{ id: 'replacements', value: `${id}:${disk.device}` }]);
+    watching = false;
+    await watcher;
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`replace_osd: ${run.seconds.toFixed(1)} s`);
+    logSteps(run);
+    const names = run.steps.map((s) => s.data.name as string);
+    expect(names.some((n) => n.startsWith(`osd.${id} marked out`)), why(run)).toBe(true);
+    expect(names.some((n) => n.startsWith(`Ceph says osd.${id} may be destroyed`)), why(run)).toBe(true);
+    expect(names, why(run)).toContain(`osd.${id} destroyed: id, CRUSH place and weight kept`);
+    expect(names.some((n) => n.startsWith(`osd.${id} made again on ${disk.device}`)), why(run)).toBe(true);
+    const dump = await sys.ceph<Json>(mon, 'osd dump');
+    const osd = dump.osds.find((o: Json) => String(o.osd) === id);
+    expect({ up: osd.up, in: osd.in }).toEqual({ up: 1, in: 1 });
+    expect(osd.state).not.toContain('destroyed');
+    expect(await blockOf()).toBe(disk.device);
+    expect(String((await sys.ceph<Json>(mon, `osd find ${id}`)).crush_location?.host)).toBe(host.name);
+    expect(most, 'OSDs at most during the replacement').toBe(count);
+    expect((await sys.ceph<number[]>(mon, 'osd ls')).length).toBe(count);
+    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the replacement', 300_000);
+    await expectObjects(mon);
+  });
+
+  it('the client saw no failed operation through the maintenance and the replacement', async () => {
     const report: ProbeReport = await client.stop();
     log(`client: ${report.operations} operations, ${report.failures.length} failed, longest stall ${report.longestStallMs} ms`);
     expect(report.operations).toBeGreaterThan(100);

@@ -99,6 +99,7 @@ describe('information, login and logout', () => {
       'maintenance_exit',
       'purge_cluster',
       'remove_osd',
+      'replace_osd',
       'restart_services',
       'update_ceph_configuration',
       'upgrade_ceph',

@@ -102,6 +102,33 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     ],
   },
   {
+    id: 'replace_osd',
+    name: 'Replace OSD disk',
+    description:
+      "Replaces the disks of OSDs of one host, each OSD keeping its id: marked out and stopped only once Ceph says its data is safe elsewhere, destroyed (not purged), then made again on the new device with the same id.",
+    required_server_list: true,
+    hints: [
+      {
+        id: 'replacements',
+        description: "The OSDs and the device that replaces each, comma-separated 'ID:DEVICE' (e.g. '3:/dev/disk/by-id/wwn-0x5000c500a1b2c3d4'); all on the one server given.",
+        type: 'string',
+        values: [],
+        default_value: '',
+      },
+      { id: 'wipe_devices', description: 'Wipe a new device that holds something (a file system, a partition table, an OSD of another cluster).', type: 'boolean', values: [], default_value: false },
+      { ...dmcrypt, description: 'Encrypt the new OSDs at rest (dm-crypt; needs device-mapper on the host).' },
+      {
+        id: 'safe_to_destroy_timeout',
+        description: 'How long to wait (seconds) after marking the OSDs out until Ceph says their data is safe elsewhere; past it the run fails and marks them in again.',
+        type: 'integer',
+        values: [],
+        default_value: 600,
+      },
+      gateTimeouts[1] as (typeof gateTimeouts)[number],
+      gateTimeouts[2] as (typeof gateTimeouts)[number],
+    ],
+  },
+  {
     id: 'upgrade_ceph',
     name: 'Upgrade Ceph',
     description:

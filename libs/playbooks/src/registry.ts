@@ -11,13 +11,14 @@ import { maintenanceEnterPlugin, maintenanceExitPlugin } from './maintenance.plu
 import type { PlaybookPlugin } from './plugin.js';
 import { purgeClusterPlugin } from './purge-cluster.plugin.js';
 import { removeOsdPlugin } from './remove-osd.plugin.js';
+import { replaceOsdPlugin } from './replace-osd.plugin.js';
 import { restartServicesPlugin } from './restart-services.plugin.js';
 import { updateCephConfigurationPlugin } from './update-ceph-configuration.plugin.js';
 import { upgradeCephPlugin } from './upgrade-ceph.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
+  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeOsdPlugin, replaceOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );

@@ -47,6 +47,10 @@ const PLAYBOOKS = {
   // their one role is included (ceph_preflight's running-cluster tasks), not listed
   maintenance_enter: { vars: { ...BASE, ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 }, roles: [] },
   maintenance_exit: { vars: { ...BASE, ok_to_stop_timeout: 300, daemon_timeout: 600, clean_timeout: 900 }, roles: [] },
+  replace_osd: {
+    vars: { ...BASE, replacements: [{ id: '3', device: '/dev/vdc' }], wipe_devices: false, dmcrypt: false, safe_to_destroy_timeout: 600, daemon_timeout: 600, clean_timeout: 900 },
+    roles: ['ceph_preflight'],
+  },
   update_ceph_configuration: {
     vars: {
       ...BASE,

@@ -27,6 +27,7 @@ import {
   updateCephConfigurationPlugin,
   maintenanceEnterPlugin,
   maintenanceExitPlugin,
+  replaceOsdPlugin,
   upgradeCephPlugin,
   usableOsdDisks,
   type HintValue,
@@ -1189,12 +1190,64 @@ describe('maintenance_enter and maintenance_exit', () => {
   });
 });
 
+describe('replace_osd', () => {
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S3, S0, S4, S1, S2].map(inCluster);
+  const replacements = (value: string): HintValue[] => [{ id: 'replacements', value }];
+
+  it('passes the OSDs and their new devices, on the one OSD host given, through the monitors', () => {
+    const { servers, configuration } = create(replaceOsdPlugin, cluster, [inCluster(S4)], clusterServers, [
+      ...replacements(' 3:/dev/disk/by-id/wwn-0x5000c500a1b2c3d4, 12:/dev/vdc '),
+      { id: 'wipe_devices', value: true },
+    ]);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-04']);
+    expect(configuration.global_vars).toEqual({
+      fsid: CLUSTER_ID,
+      cluster: 'ceph',
+      carapace_cluster_name: 'prod',
+      replacements: [
+        { id: '3', device: '/dev/disk/by-id/wwn-0x5000c500a1b2c3d4' },
+        { id: '12', device: '/dev/vdc' },
+      ],
+      wipe_devices: true,
+      dmcrypt: false,
+      safe_to_destroy_timeout: 600,
+      daemon_timeout: 600,
+      clean_timeout: 900,
+    });
+    expect(configuration.inventory).toMatchObject({ mons: { hosts: ['10.0.0.11', '10.0.0.12', '10.0.0.13'] }, osds: { hosts: ['10.0.1.21'] } });
+    expect('onSuccess' in replaceOsdPlugin).toBe(false);
+  });
+
+  it.each([
+    ['', 'give the OSDs to replace'],
+    ['3', "is not 'ID:DEVICE'"],
+    ['x:/dev/vdb', "is not 'ID:DEVICE'"],
+    ['3:vdb', 'is not a device path under /dev'],
+    ['3:/dev/../etc/passwd', 'is not a device path under /dev'],
+    ['3:/dev/vdb; rm -rf /', 'is not'],
+    ['3:/dev/vdb,3:/dev/vdc', 'osd.3 is given twice'],
+    ['3:/dev/vdb,4:/dev/vdb', '/dev/vdb is given twice'],
+  ])('refuses replacements %j', (value, expected) => {
+    const e = inputError(() => create(replaceOsdPlugin, cluster, [inCluster(S4)], clusterServers, replacements(value)));
+    expect(e.errorName).toBe('InvalidHintError');
+    expect(e.message).toContain(expected);
+  });
+
+  it('refuses no server, two, one that is not an OSD host of the cluster, and a cluster without monitors', () => {
+    expect(inputError(() => create(replaceOsdPlugin, cluster, [], clusterServers, replacements('3:/dev/vdb'))).errorName).toBe('ServerListIsRequiredForPlaybookError');
+    expect(inputError(() => create(replaceOsdPlugin, cluster, [inCluster(S3), inCluster(S4)], clusterServers, replacements('3:/dev/vdb'))).errorName).toBe('ServerListNotAllowedError');
+    expect(inputError(() => create(replaceOsdPlugin, cluster, [inCluster(S0)], clusterServers, replacements('3:/dev/vdb'))).errorName).toBe('ServerNotInRoleError');
+    expect(inputError(() => create(replaceOsdPlugin, EMPTY_CLUSTER, [S4], [], replacements('3:/dev/vdb'))).errorName).toBe('ServerNotInRoleError');
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_osd', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);
