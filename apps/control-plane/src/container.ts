@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, PlaybookConfigurationData, RoleData, ServerData, UserData } from '@carapace/models';
+import { MAINTENANCE_STATE } from '@carapace/playbooks';
 import type { Config } from './config.js';
 import { AuthRepository } from './db/auth.repository.js';
 import { openBus, type Bus } from './db/bus.js';
@@ -202,9 +203,9 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     clusters: clusterService,
     servers: serverService,
     playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService),
-    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents, async (ids) => {
-      const { found } = await serverService.liveMany(ids);
-      return new Map(found.map((s) => [s.id, s.data.state]));
+    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents, {
+      anyInMaintenance: (ids) => serverRepo.anyLiveAmong(ids, 'state', MAINTENANCE_STATE, 'servers_in_maintenance'),
+      inMaintenance: async (ids) => (await serverService.liveMany(ids)).found.filter((s) => s.data.state === MAINTENANCE_STATE).map((s) => s.id),
     }),
     engine,
     cinder: new CinderIntegrationService(clusterService, clusterFiles),

@@ -270,6 +270,22 @@ export class VersionedRepository<D> {
     return (await this.insert(model, condition)) ? model : undefined;
   }
 
+  /**
+   * A condition, for a statement of any repository: one of the models `ids` is live and its
+   * `field` equals `value` (written out, `fieldEquals`). `index` is a partial index on `id`
+   * whose predicate is the same condition: the answer reads no model's JSON (SQLite is told
+   * to use it, `INDEXED BY`). False for no ids.
+   */
+  anyLiveAmong(ids: readonly string[], field: string, value: string, index: string): SQL {
+    if (ids.length === 0) return sql`0 = 1`;
+    const from = this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
+    const list = sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    return sql`EXISTS (SELECT 1 FROM ${from} WHERE is_latest = 1 AND time_deleted = 0 AND ${this.lists.fieldEquals(field, value)} AND id IN (${list}))`;
+  }
+
   /** A condition, for a statement of any repository: the model `id` exists and its latest version is not deleted. */
   liveCondition(id: string): SQL {
     return sql`EXISTS (SELECT 1 FROM ${this.table} WHERE id = ${id} AND is_latest = 1 AND time_deleted = 0)`;

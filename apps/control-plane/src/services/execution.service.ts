@@ -1,6 +1,5 @@
 import type { ExecutionCreate, ExecutionData, ExecutionState, ExecutionStepData, PlaybookConfigurationData } from '@carapace/models';
-import { MAINTENANCE_STATE } from '@carapace/playbooks';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
@@ -29,7 +28,12 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     private readonly clusters: ClusterService,
     private readonly engine: ExecutionEngine,
     private readonly events: ExecutionEventsRepository,
-    private readonly serverStates: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>,
+    private readonly servers: {
+      /** A condition: one of the servers is live and in maintenance (through an index). */
+      anyInMaintenance(ids: readonly string[]): SQL;
+      /** The live servers of `ids` in maintenance. */
+      inMaintenance(ids: readonly string[]): Promise<string[]>;
+    },
   ) {
     super('execution', repo, clock);
   }
@@ -53,11 +57,17 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       if (!(await this.configurations.getLive(id))) throw unknownConfiguration(id, version);
       throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
     }
-    await this.refuseServersInMaintenance(playbook, config.data.server_ids);
     const clusterId = config.data.cluster_id;
     const now = this.now();
+    // A server in maintenance (maintenance_enter) is touched by no playbook but
+    // maintenance_exit, also through a configuration made before it entered: checked by the
+    // statement that stores the execution, like the rest.
+    const serverIds = config.data.server_ids;
+    const touchesMaintenance = playbook !== 'maintenance_exit' && serverIds.length > 0;
     const execution = await this.repo.createIf(
-      sql`${this.configurations.liveCondition(id)} AND ${this.clusters.liveCondition(clusterId)}`,
+      sql`${this.configurations.liveCondition(id)} AND ${this.clusters.liveCondition(clusterId)}${
+        touchesMaintenance ? sql` AND NOT ${this.servers.anyInMaintenance(serverIds)}` : sql``
+      }`,
       {
         playbook_configuration: { id, version, playbook_name: playbook },
         state: 'created',
@@ -74,24 +84,14 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     );
     if (!execution) {
       if (!(await this.configurations.getLive(id))) throw unknownConfiguration(id, version);
+      const inMaintenance = touchesMaintenance ? await this.servers.inMaintenance(serverIds) : [];
+      if (inMaintenance.length > 0) {
+        throw conflict('ServerInMaintenanceError', `Servers in maintenance, which only maintenance_exit may touch: ${inMaintenance.join(', ')}.`);
+      }
       throw new ApiError(400, 'UnknownClusterError', `The cluster ${clusterId} of this configuration is deleted.`);
     }
     await this.engine.queued();
     return execution;
-  }
-
-  /**
-   * A server in maintenance (`maintenance_enter`) is touched by no playbook but
-   * `maintenance_exit` (409 `ServerInMaintenanceError`), also through a configuration made
-   * before it entered. (Executions queued before it entered still run: they were asked first.)
-   */
-  private async refuseServersInMaintenance(playbook: string, serverIds: readonly string[]): Promise<void> {
-    if (playbook === 'maintenance_exit' || serverIds.length === 0) return;
-    const states = await this.serverStates(serverIds);
-    const inMaintenance = serverIds.filter((id) => states.get(id) === MAINTENANCE_STATE);
-    if (inMaintenance.length > 0) {
-      throw conflict('ServerInMaintenanceError', `Servers in maintenance, which only maintenance_exit may touch: ${inMaintenance.join(', ')}.`);
-    }
   }
 
   /** `DELETE /v1/execution/{id}/` cancels (contract). */

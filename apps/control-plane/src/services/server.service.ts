@@ -218,7 +218,6 @@ export class ServerService extends VersionedService<ServerData> {
     return this.repo.countLive('cluster_id', clusterId);
   }
 
-  /** Sets the cluster of servers (a playbook's effect); the caller holds the transaction. */
   /** Sets a server's state (a run's effect: maintenance); no new version when it is already so. The caller holds the transaction. */
   async setState(id: string, state: string, now: number): Promise<Stored<ServerData>> {
     const latest = await this.getForUpdate(id);
@@ -226,6 +225,7 @@ export class ServerService extends VersionedService<ServerData> {
     return this.repo.append(latest, { data: { ...latest.data, state } }, null, now);
   }
 
+  /** Sets the cluster of servers (a playbook's effect); the caller holds the transaction. */
   async setCluster(id: string, clusterId: string | null, now: number): Promise<Stored<ServerData>> {
     const latest = await this.getForUpdate(id);
     return this.repo.append(latest, { data: { ...latest.data, cluster_id: clusterId } }, null, now);
