@@ -16,8 +16,15 @@ const descriptor = requireDescriptor('update_ceph_configuration');
 const SECTION = /^(global|mon|mgr|osd|mds|client)(\.[A-Za-z0-9_-][A-Za-z0-9_.-]*)?$/;
 /** An option name as Ceph spells it (dashes are taken as underscores). */
 const NAME = /^[a-z][a-z0-9_]*$/;
-/** A value on one line, without what ceph.conf would read as a comment or an escape. */
-const VALUE = /^[^\s#;\\\u0000-\u001f\u007f](?:[^#;\\\u0000-\u001f\u007f]*[^\s#;\\\u0000-\u001f\u007f])?$/;
+/** A value on one line, without what ceph.conf would read as a comment or an escape, nor spaces around it. */
+function isValue(value: string): boolean {
+  if (value === '' || value.trim() !== value) return false;
+  for (const ch of value) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (code < 0x20 || code === 0x7f || ch === '#' || ch === ';' || ch === '\\') return false;
+  }
+  return true;
+}
 const MAX_VALUE = 1024;
 const MAX_OPTIONS = 100;
 
@@ -84,7 +91,7 @@ export function parseOptionsToSet(text: string): CephOptionSet[] {
     if (!match) throw invalid('options', `${JSON.stringify(entry)} is not 'SECTION NAME VALUE'.`);
     const [, section = '', rawName = '', value = ''] = match;
     const name = checkSectionAndName('options', entry, section, rawName);
-    if (value.length > MAX_VALUE || !VALUE.test(value)) {
+    if (value.length > MAX_VALUE || !isValue(value)) {
       throw invalid('options', `${JSON.stringify(entry)}: the value must be one line of at most ${MAX_VALUE} characters without '#', ';' or '\\'.`);
     }
     return { section, name, value };

@@ -1108,6 +1108,8 @@ describe('update_ceph_configuration', () => {
     ['global mon_host 10.0.0.1', '', 'written by Carapace when it deploys'],
     ['global public-network 10.0.0.0/24', '', 'written by Carapace when it deploys'],
     ['osd osd_max_backfills 2 # two', '', "without '#'"],
+    ['osd log_file /var/log/a\u0001b', '', "without '#'"],
+    ['osd log_file C:\\logs', '', "without '#'"],
     ['osd osd_max_backfills 2', 'osd osd-max-backfills', 'named twice'],
     ['', 'osd', "is not 'SECTION NAME'"],
     ['', 'global fsid', 'written by Carapace'],
