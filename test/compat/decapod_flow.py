@@ -54,7 +54,15 @@ CONTRACT_API_PERMISSIONS = sorted(
 )
 PLAYBOOKS = ["add_osd", "cluster_deploy", "hello_world", "purge_cluster", "remove_osd"]
 # Carapace's playbooks beyond the contract's (api-v1: the catalogs list every playbook the service has).
-CARAPACE_PLAYBOOKS = ["cinder_integration", "restart_services", "upgrade_ceph"]
+CARAPACE_PLAYBOOKS = [
+    "cinder_integration",
+    "maintenance_enter",
+    "maintenance_exit",
+    "replace_osd",
+    "restart_services",
+    "update_ceph_configuration",
+    "upgrade_ceph",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -673,7 +681,7 @@ def run(args, f):
         f.check(isinstance(perms, dict) and isinstance(perms.get("items"), list), "get_permissions is not {items: [...]}")
         groups = {g["name"]: g["permissions"] for g in perms["items"]}
         f.check(set(CONTRACT_API_PERMISSIONS) <= set(groups.get("api", [])), "api permissions lack some of the contract's 30")
-        # the contract's five, and Carapace's own: cinder_integration (issue 9), restart_services and upgrade_ceph (issue 27)
+        # the contract's five, and Carapace's own: cinder_integration (issue 9), the day-2 playbooks (issues 27, 28)
         f.equal(sorted(groups.get("playbook", [])), sorted(PLAYBOOKS + CARAPACE_PLAYBOOKS), "playbook permissions")
         books = {p["id"]: p for p in root.get_playbooks()["items"]}
         f.equal(sorted(books), sorted(PLAYBOOKS + CARAPACE_PLAYBOOKS), "playbook ids")

@@ -69,10 +69,13 @@ from ansible.module_utils.carapace_ceph_cluster import (
     quorum,
     set_noout,
     unset_noout,
+    use_librados,
     wait_until,
 )
 
 MARK = "carapace/maintenance/"
+# The modes run on a monitor host (the others run on the hosts of the maintenance).
+MONITOR_MODES = ("gate", "down", "back", "finish")
 KINDS = ("mon", "mgr", "osd")
 
 
@@ -409,6 +412,9 @@ def main():
     for kind, listed in (p["daemons"] or {}).items():
         if kind not in KINDS or not isinstance(listed, list) or any(not re.match(r"^[A-Za-z0-9._-]+$", str(d)) for d in listed):
             module.fail_json(msg="daemons must be {mon: [...], mgr: [...], osd: [...]} of daemon ids, got %s" % json.dumps(p["daemons"]))
+    if p["mode"] in MONITOR_MODES:
+        # many short questions to the cluster: one librados connection, not a ceph process each
+        use_librados(p["cli_timeout"])
     try:
         mode = p["mode"]
         if mode == "gate":

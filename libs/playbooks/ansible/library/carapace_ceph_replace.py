@@ -61,11 +61,14 @@ from ansible.module_utils.carapace_ceph_cluster import (
     ceph_required,
     osd_dump,
     pgs_clean,
+    use_librados,
     wait_until,
 )
 from ansible.module_utils.carapace_ceph_devices import ToolMissing, scan
 
 MARK = "carapace/replace/"
+# The modes run on a monitor host (the others on the OSDs' host).
+MONITOR_MODES = ("locate", "drain", "undrain", "destroy", "back")
 TIB = 1024 ** 4
 
 
@@ -333,6 +336,9 @@ def main():
             module.fail_json(msg="osds must be [{id: N, device: /dev/...}], got %r" % osd)
         osds.append({"id": i, "device": device})
     p["osds"] = osds
+    if p["mode"] in MONITOR_MODES:
+        # many short questions to the cluster: one librados connection, not a ceph process each
+        use_librados(p["cli_timeout"])
     try:
         mode = p["mode"]
         if mode == "locate":
