@@ -137,27 +137,16 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
   });
 
   it('refuses any other playbook on the host in maintenance, also through a configuration made before', async () => {
-    const configure = await sys.api.call('POST', '/v1/playbook_configuration/', {
-      name: 'hello',
-      cluster_id: deployed.clusterId,
-      playbook_id: 'hello_world',
-      server_ids: [inMaintenance],
-      hints: [],
-    });
-    expect(configure.status, configure.text).toBe(400);
-    expect((configure.json as Json).error).toBe('ServerNotReadyError');
+    const refusedConfiguration = async (playbookId: string): Promise<void> => {
+      const res = await sys.api.call('POST', '/v1/playbook_configuration/', { name: playbookId, cluster_id: deployed.clusterId, playbook_id: playbookId, server_ids: [inMaintenance], hints: [] });
+      expect(res.status, res.text).toBe(400);
+      expect((res.json as Json).error).toBe('ServerNotReadyError');
+    };
+    await refusedConfiguration('hello_world');
+    await refusedConfiguration('maintenance_enter');
     const execute = await sys.api.call('POST', '/v1/execution/', { playbook_configuration: { id: earlierHello.id, version: earlierHello.version } });
     expect(execute.status, execute.text).toBe(409);
     expect((execute.json as Json).error).toBe('ServerInMaintenanceError');
-    const again = await sys.api.call('POST', '/v1/playbook_configuration/', {
-      name: 'again',
-      cluster_id: deployed.clusterId,
-      playbook_id: 'maintenance_enter',
-      server_ids: [inMaintenance],
-      hints: [],
-    });
-    expect(again.status, again.text).toBe(400);
-    expect((again.json as Json).error).toBe('ServerNotReadyError');
   });
 
   it("maintenance_enter on a second host while the first is in: Ceph's gate says no, refused with its answer, nothing changed", async () => {

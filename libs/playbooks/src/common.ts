@@ -295,3 +295,15 @@ export function roleGroups(cluster: PluginCluster, servers: readonly PluginServe
       return [role, ids.flatMap((id) => sorted.filter((s) => s.id === id))] as const;
     });
 }
+
+/** Throws `ServerNotInRoleError` naming the servers that are not OSD hosts (members of `osds`) of the cluster. */
+export function assertOsdHosts(cluster: PluginCluster, servers: readonly PluginServer[]): void {
+  const osdIds = roleMemberIds(cluster, 'osds');
+  const notOsd = sortServers(servers.filter((s) => !osdIds.has(s.id)));
+  if (notOsd.length > 0) {
+    throw new PlaybookInputError(
+      'ServerNotInRoleError',
+      `Servers that are not OSD hosts of cluster ${cluster.name}: ${notOsd.map(describeServer).join(', ')}.`,
+    );
+  }
+}

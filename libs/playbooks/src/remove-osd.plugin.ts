@@ -7,31 +7,19 @@ import type { ClusterMember } from '@carapace/models';
 import { cephBaseGlobalVars, requireClusterServers, usableMonitors } from './ceph.js';
 import {
   assertNoDuplicateServers,
+  assertOsdHosts,
   assertServerListGiven,
   assertServersReady,
   buildInventory,
   copyClusterConfiguration,
-  describeServer,
   inventoryGroupServers,
   requireDescriptor,
-  roleMemberIds,
   sortServers,
 } from './common.js';
 import { integerHint, normalizeResolvedHints } from './hints.js';
-import { PlaybookInputError, type PluginCluster, type ChangingPlaybookPlugin, type PluginServer } from './plugin.js';
+import type { ChangingPlaybookPlugin } from './plugin.js';
 
 const descriptor = requireDescriptor('remove_osd');
-
-function assertOsdHosts(cluster: PluginCluster, servers: readonly PluginServer[]): void {
-  const osdIds = roleMemberIds(cluster, 'osds');
-  const notOsd = sortServers(servers.filter((s) => !osdIds.has(s.id)));
-  if (notOsd.length > 0) {
-    throw new PlaybookInputError(
-      'ServerNotInRoleError',
-      `Servers that are not OSD hosts of cluster ${cluster.name}: ${notOsd.map(describeServer).join(', ')}.`,
-    );
-  }
-}
 
 /**
  * The `remove_osd` plugin.

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { cephBaseGlobalVars, requireClusterServers, usableMonitors } from './ceph.js';
-import { assertNoDuplicateServers, assertServerListGiven, assertServersReady, buildInventory, describeServer, requireDescriptor, roleMemberIds, sortServers } from './common.js';
+import { assertNoDuplicateServers, assertOsdHosts, assertServerListGiven, assertServersReady, buildInventory, requireDescriptor, sortServers } from './common.js';
 import { booleanHint, integerHint, normalizeResolvedHints, stringHint } from './hints.js';
 import { PlaybookInputError, type PlaybookPlugin, type PluginCluster, type PluginServer } from './plugin.js';
 
@@ -50,11 +50,7 @@ function assertOneOsdHost(cluster: PluginCluster, servers: readonly PluginServer
   if (servers.length !== 1) {
     throw new PlaybookInputError('ServerListNotAllowedError', `Playbook replace_osd runs on one server, the host of the OSDs; got ${servers.length}.`);
   }
-  const osdIds = roleMemberIds(cluster, 'osds');
-  const notOsd = servers.filter((s) => !osdIds.has(s.id));
-  if (notOsd.length > 0) {
-    throw new PlaybookInputError('ServerNotInRoleError', `Servers that are not OSD hosts of cluster ${cluster.name}: ${notOsd.map(describeServer).join(', ')}.`);
-  }
+  assertOsdHosts(cluster, servers);
 }
 
 /**

@@ -44,20 +44,13 @@ import glob
 import json
 import os
 import re
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.carapace_ceph import ceph, run
-from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, plan_daemons
+from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, plan_daemons, step
 from ansible.module_utils.carapace_ceph_options import conf_keys, normalize, option_key, same_value
 
-KINDS = ("mon", "mgr", "osd")
 NO_RESTART_FLAGS = ("create", "cluster_create")
-
-
-def step(name, result="ok", changed=False):
-    now = time.time()
-    return {"name": name, "result": result, "changed": changed, "time_started": now, "time_finished": now}
 
 
 def describe(option):

@@ -56,7 +56,7 @@ import re
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import ensure_dir, run, tail, write_file
+from ansible.module_utils.carapace_ceph import ensure_dir, osd_activation_units, run, tail, write_file
 from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
@@ -68,6 +68,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     pgs_clean,
     quorum,
     set_noout,
+    step,
     unset_noout,
     use_librados,
     wait_until,
@@ -78,9 +79,6 @@ MARK = "carapace/maintenance/"
 MONITOR_MODES = ("gate", "down", "back", "finish")
 KINDS = ("mon", "mgr", "osd")
 
-
-def step(name, started, result="ok", changed=False):
-    return {"name": name, "result": result, "changed": changed, "time_started": started, "time_finished": time.time()}
 
 
 def names(daemons, kind):
@@ -296,21 +294,6 @@ def read_record(path):
         return {}
 
 
-def activation_units(osd_ids):
-    """The enabled OSD activation units (ceph-volume@lvm-ID-FSID) of these OSDs."""
-    rc, out, _ = run(["systemctl", "list-units", "--all", "--plain", "--no-legend", "ceph-volume@*"], timeout=60)
-    units = set(line.split()[0] for line in out.splitlines() if line.strip())
-    wants = "/etc/systemd/system/multi-user.target.wants"
-    if os.path.isdir(wants):
-        units.update(n for n in os.listdir(wants) if n.startswith("ceph-volume@"))
-    chosen = []
-    for unit in sorted(units):
-        match = re.match(r"^ceph-volume@(?:lvm|raw)-(\d+)-.*\.service$", unit)
-        if match and match.group(1) in osd_ids:
-            chosen.append(unit)
-    return chosen
-
-
 def daemon_units(daemons):
     return (["ceph-mon@%s.service" % m for m in names(daemons, "mon")] + ["ceph-mgr@%s.service" % m for m in names(daemons, "mgr")]
             + ["ceph-osd@%s.service" % o for o in names(daemons, "osd")])
@@ -325,7 +308,7 @@ def stop(p):
     started = time.time()
     daemons = dict((kind, names(p["daemons"], kind) if kind in p["kinds"] else []) for kind in KINDS)
     units = daemon_units(daemons)
-    activation = activation_units(names(daemons, "osd"))
+    activation = osd_activation_units(names(daemons, "osd"))
     if not units:
         return [step("No %s daemon on this host" % ", ".join(p["kinds"]), started)]
     record = read_record(p["record"])

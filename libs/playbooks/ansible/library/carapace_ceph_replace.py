@@ -53,7 +53,7 @@ import shutil
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import run, tail
+from ansible.module_utils.carapace_ceph import osd_activation_units, run, tail
 from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
@@ -61,6 +61,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     ceph_required,
     osd_dump,
     pgs_clean,
+    step,
     use_librados,
     wait_until,
 )
@@ -71,9 +72,6 @@ MARK = "carapace/replace/"
 MONITOR_MODES = ("locate", "drain", "undrain", "destroy", "back")
 TIB = 1024 ** 4
 
-
-def step(name, started, result="ok", changed=False):
-    return {"name": name, "result": result, "changed": changed, "time_started": started, "time_finished": time.time()}
 
 
 def osd_states(timeout):
@@ -238,20 +236,11 @@ def back(p):
 # ---------------------------------------------------------------- on the OSDs' host
 
 
-def activation_units(ids):
-    rc, out, _ = run(["systemctl", "list-units", "--all", "--plain", "--no-legend", "ceph-volume@*"], timeout=60)
-    units = set(line.split()[0] for line in out.splitlines() if line.strip())
-    wants = "/etc/systemd/system/multi-user.target.wants"
-    if os.path.isdir(wants):
-        units.update(n for n in os.listdir(wants) if n.startswith("ceph-volume@"))
-    return sorted(u for u in units if re.match(r"^ceph-volume@(?:lvm|raw)-(%s)-" % "|".join(re.escape(i) for i in ids), u))
-
-
 def stop(p):
     started = time.time()
     ids = [o["id"] for o in p["osds"]]
     units = ["ceph-osd@%s.service" % i for i in ids]
-    activation = activation_units(ids)
+    activation = osd_activation_units(ids)
     rc, out, err = run(["systemctl", "disable", "--now"] + units + activation, timeout=p["daemon_timeout"])
     if rc != 0:
         raise Refused("systemctl disable --now %s: %s" % (" ".join(units + activation), tail(err or out)))

@@ -7,6 +7,7 @@
 import grp
 import os
 import pwd
+import re
 import subprocess
 import tempfile
 import time
@@ -172,3 +173,20 @@ def systemd_running(units, enable=True, timeout=120):
 
 def daemon_reload(timeout=120):
     run(["systemctl", "daemon-reload"], timeout=timeout, check=True)
+
+
+def osd_activation_units(osd_ids):
+    """The OSD activation units (ceph-volume@lvm-ID-FSID, ceph-volume@raw-...) of these OSDs
+    that systemd knows or that are enabled: they start an OSD at boot."""
+    ids = set(str(i) for i in osd_ids)
+    rc, out, _ = run(["systemctl", "list-units", "--all", "--plain", "--no-legend", "ceph-volume@*"], timeout=60)
+    units = set(line.split()[0] for line in out.splitlines() if line.strip())
+    wants = "/etc/systemd/system/multi-user.target.wants"
+    if os.path.isdir(wants):
+        units.update(n for n in os.listdir(wants) if n.startswith("ceph-volume@"))
+    found = []
+    for unit in sorted(units):
+        match = re.match(r"^ceph-volume@(?:lvm|raw)-(\d+)-.*\.service$", unit)
+        if match and match.group(1) in ids:
+            found.append(unit)
+    return found

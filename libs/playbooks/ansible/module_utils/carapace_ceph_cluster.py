@@ -29,6 +29,13 @@ RELEASES = {
 NOOUT_MARK = "carapace/noout/"
 
 
+def step(name, started=None, result="ok", changed=False):
+    """A step for the runner's callback (carapace_steps of a module's result): started is when
+    its work began (default: now), it ends now."""
+    now = time.time()
+    return {"name": name, "result": result, "changed": changed, "time_started": now if started is None else started, "time_finished": now}
+
+
 class Refused(Exception):
     """Ceph (or a check on what it says) refuses the next step: the message says why."""
 
