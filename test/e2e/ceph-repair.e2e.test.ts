@@ -9,17 +9,26 @@
 // - maintenance_exit: the daemons back, HEALTH_OK, no flag left, the objects intact;
 // - replace_osd: refused for an OSD of another host; after a disk failed (its OSD stopped, its
 //   start overwritten), the same OSD id up and in on a new lab disk, never more OSDs;
-// - the client saw no failed operation.
+// - the client saw no failed operation;
+// - monitors, while a watcher asks quorum_status every 500 ms: cinder_integration first (its
+//   client ceph.conf must follow), add_mon on a fifth host, remove_mon, replace_mon, a monitor
+//   stopped (another removal is then refused by Carapace's quorum check, the stopped one may
+//   be removed), down to one monitor; removing the last is refused with the reason; every
+//   host's ceph.conf, the client ceph.conf and the cluster model name the monitors as they
+//   are; the quorum was never lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
 import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
 import { CephSystem, DISK_BYTES, why, type Json, type PlaybookRun } from './ceph/system.js';
+import { CLIENT_ROOT } from './ceph/cinder.checks.js';
+import { confMonHost, expectConfNamesMonitors, monitorMap, monitorOnHost, QuorumWatcher, type QuorumReport } from './ceph/mon.checks.js';
 import { eventually } from './system.js';
 import { expectNoNoout, expectObjects, IoProbe, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
 
 const DISKS = 2;
-/** Three hosts make the cluster; the fourth runs the client. */
+/** Three hosts make the cluster; the fourth runs the client; the fifth becomes a monitor later. */
 const DEPLOYED = 3;
+const SPARE = DEPLOYED + 1;
 /** What Ceph reports while one host's daemons are stopped under noout: nothing else may show. */
 const MAINTENANCE_HEALTH = new Set(['OSD_DOWN', 'OSD_HOST_DOWN', 'PG_DEGRADED', 'MON_DOWN', 'OSD_FLAGS', ...LAB_HEALTH_CHECKS]);
 
@@ -42,13 +51,15 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
   /** The server of the host in maintenance, and the lab host. */
   let inMaintenance: string;
   let earlierHello: Json;
+  let watcher: QuorumWatcher | undefined;
 
   beforeAll(async () => {
-    sys = await CephSystem.start({ name: 'e2e-repair', hosts: DEPLOYED + 1, disks: DISKS });
+    sys = await CephSystem.start({ name: 'e2e-repair', hosts: SPARE + 1, disks: DISKS });
   }, 30 * 60_000);
 
   afterAll(async () => {
     await client?.stop().catch(() => undefined);
+    await watcher?.stop().catch(() => undefined);
     await sys?.stop();
   }, 180_000);
 
@@ -253,5 +264,139 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     log(`client: ${report.operations} operations, ${report.failures.length} failed, longest stall ${report.longestStallMs} ms`);
     expect(report.operations).toBeGreaterThan(100);
     expect(report.failures).toEqual([]);
+  });
+
+  // ---- monitors ----------------------------------------------------------------------------
+
+  const spareId = (): string => sys.servers[SPARE]?.id as string;
+  const monHost = (i: number): LabHost => hostOf(deployed.monIds[i] as string);
+  /** The lab hosts of the cluster's servers as the model has them now. */
+  const clusterHosts = async (): Promise<LabHost[]> => {
+    const cluster = await sys.cluster(deployed.clusterId);
+    const ids = new Set(Object.values(cluster.data.configuration as Record<string, Json[]>).flatMap((members) => members.map((m) => m.server_id as string)));
+    return [...ids].map(hostOf);
+  };
+  const modelMons = async (): Promise<string[]> => ((await sys.cluster(deployed.clusterId)).data.configuration.mons as Json[]).map((m) => hostOf(m.server_id).name);
+  const clientConf = async (): Promise<string> => {
+    const files = await sys.api.ok<Record<string, string>>('GET', `/v1/cinder_integration/${deployed.clusterId}/?root=${encodeURIComponent(CLIENT_ROOT)}`);
+    return files[`${CLIENT_ROOT}/ceph.conf`] ?? '';
+  };
+  /** After a monitor run: the map, every cluster host's ceph.conf, the client ceph.conf and the model agree. */
+  const expectMonitorsEverywhere = async (expected: string[]): Promise<void> => {
+    const via = monHost(2);
+    const { names, ips } = await monitorMap(sys, via);
+    expect([...names].sort()).toEqual([...expected].sort());
+    const quorum = await sys.ceph<Json>(via, 'quorum_status');
+    expect([...quorum.quorum_names].sort()).toEqual([...expected].sort());
+    await expectConfNamesMonitors(sys, via, await clusterHosts());
+    const conf = await clientConf();
+    for (const ip of ips) expect(conf, 'the client ceph.conf').toContain(`v2:${ip}:3300`);
+    expect(conf.match(/v2:/g)?.length, 'monitors in the client ceph.conf').toBe(ips.length);
+    expect((await modelMons()).sort()).toEqual([...expected].sort());
+  };
+  const monSteps = (run: PlaybookRun): string[] => run.steps.map((s) => s.data.name as string).filter((n) => /^(mon\.|Ceph says|every monitor|the other monitors|the quorum|ceph-mon|no monitor)/.test(n));
+
+  it('monitors: cinder_integration first, a watcher of the quorum started', async () => {
+    const run = await sys.run('cinder_integration', deployed.clusterId, []);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    expect(await clientConf()).toMatch(/mon_host = /);
+    // the watcher asks through the one monitor host that keeps its monitor throughout
+    watcher = new QuorumWatcher(monHost(2));
+    await watcher.start();
+  });
+
+  it('add_mon on a fifth host: gated, joined from the map, every ceph.conf and the model follow', async () => {
+    const spare = hostOf(spareId());
+    const names = [0, 1, 2].map((i) => monHost(i).name);
+    const run = await sys.run('add_mon', deployed.clusterId, [spareId()]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`add_mon: ${run.seconds.toFixed(1)} s`);
+    logSteps(run);
+    const steps = monSteps(run);
+    for (const s of steps) log(`step: ${s}`);
+    expect(steps.some((n) => n.startsWith('every monitor in quorum')), why(run)).toBe(true);
+    expect(steps.some((n) => n.startsWith(`Ceph says mon.${spare.name} may be added`)), why(run)).toBe(true);
+    expect(steps, why(run)).toContain(`mon.${spare.name} store made from the cluster's map and key`);
+    expect(steps.some((n) => n.startsWith(`mon.${spare.name} in quorum after`)), why(run)).toBe(true);
+    await expectMonitorsEverywhere([...names, spare.name]);
+    expect(await monitorOnHost(spare)).toMatchObject({ unit: 'active enabled', store: true, adminKey: true });
+    expect((await sys.server(spareId())).data.cluster_id).toBe(deployed.clusterId);
+    // a rerun adds nothing
+    const again = await sys.api.call('POST', '/v1/playbook_configuration/', { name: 'again', cluster_id: deployed.clusterId, playbook_id: 'add_mon', server_ids: [spareId()], hints: [] });
+    expect(again.status, again.text).toBe(400);
+    expect((again.json as Json).error).toBe('ServerAlreadyInRoleError');
+  });
+
+  it('remove_mon of a monitor that runs: gated by ok-to-rm, removed from the map while it runs, then stopped, its store kept aside', async () => {
+    const old = monHost(0);
+    const run = await sys.run('remove_mon', deployed.clusterId, [deployed.monIds[0] as string]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`remove_mon: ${run.seconds.toFixed(1)} s`);
+    const steps = monSteps(run);
+    for (const s of steps) log(`step: ${s}`);
+    expect(steps.some((n) => n.startsWith(`Ceph says mon.${old.name} may be removed`)), why(run)).toBe(true);
+    expect(steps, why(run)).toContain(`mon.${old.name} removed from the map`);
+    expect(steps.some((n) => n.startsWith(`ceph-mon@${old.name} stopped and disabled, its store kept in /var/lib/ceph/mon/removed-ceph-${old.name}-`)), why(run)).toBe(true);
+    await expectMonitorsEverywhere([monHost(1).name, monHost(2).name, hostOf(spareId()).name]);
+    expect(await monitorOnHost(old)).toMatchObject({ unit: 'inactive disabled', store: false, archived: true, adminKey: false });
+    // still an OSD host of the cluster: its ceph.conf followed (checked above), it did not leave
+    expect((await sys.server(deployed.monIds[0] as string)).data.cluster_id).toBe(deployed.clusterId);
+  });
+
+  it('replace_mon: the new monitor joins before the old one leaves', async () => {
+    const [back, old] = [monHost(0), monHost(1)];
+    const run = await sys.run('replace_mon', deployed.clusterId, [deployed.monIds[1] as string, deployed.monIds[0] as string]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    log(`replace_mon: ${run.seconds.toFixed(1)} s`);
+    const steps = monSteps(run);
+    for (const s of steps) log(`step: ${s}`);
+    const joined = steps.findIndex((n) => n.startsWith(`mon.${back.name} in quorum after`));
+    const removed = steps.indexOf(`mon.${old.name} removed from the map`);
+    expect(joined, why(run)).toBeGreaterThanOrEqual(0);
+    expect(removed, why(run)).toBeGreaterThan(joined);
+    await expectMonitorsEverywhere([back.name, monHost(2).name, hostOf(spareId()).name]);
+    expect(await monitorOnHost(back)).toMatchObject({ unit: 'active enabled', store: true, adminKey: true });
+    expect(await monitorOnHost(old)).toMatchObject({ unit: 'inactive disabled', store: false, adminKey: false });
+  });
+
+  it('a monitor stopped: removing another is refused while it is out of quorum; the stopped one may be removed', async () => {
+    const spare = hostOf(spareId());
+    await spare.exec(`systemctl stop ceph-mon@${spare.name}`);
+    await eventually(async () => (!(await sys.ceph<Json>(monHost(2), 'quorum_status')).quorum_names.includes(spare.name) ? true : undefined), 120_000, `mon.${spare.name} out of quorum`);
+    const refused = await sys.run('remove_mon', deployed.clusterId, [deployed.monIds[0] as string]);
+    expect(refused.execution.data.state, why(refused)).toBe('failed');
+    const failed = refused.steps.find((s) => s.data.result === 'error');
+    expect(failed?.data.name, why(refused)).toBe('Ask Ceph whether the monitor may be removed');
+    expect(JSON.stringify(failed?.data.error), why(refused)).toContain(`other monitors are out of quorum: ${spare.name}`);
+    log(`refused: ${String((failed?.data.error as Json | undefined)?.msg)}`);
+    expect((await monitorMap(sys, monHost(2))).names).toContain(monHost(0).name);
+
+    const run = await sys.run('remove_mon', deployed.clusterId, [spareId()]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    for (const s of monSteps(run)) log(`step: ${s}`);
+    await expectMonitorsEverywhere([monHost(0).name, monHost(2).name]);
+    // the spare had no other role: it left the cluster
+    expect((await sys.server(spareId())).data.cluster_id).toBeNull();
+    expect(await monitorOnHost(spare)).toMatchObject({ unit: 'inactive disabled', store: false, archived: true });
+  });
+
+  it('down to one monitor; the last is refused with the reason; the quorum was never lost', async () => {
+    const run = await sys.run('remove_mon', deployed.clusterId, [deployed.monIds[0] as string]);
+    expect(run.execution.data.state, why(run)).toBe('completed');
+    await expectMonitorsEverywhere([monHost(2).name]);
+    const res = await sys.api.call('POST', '/v1/playbook_configuration/', { name: 'last', cluster_id: deployed.clusterId, playbook_id: 'remove_mon', server_ids: [deployed.monIds[2]], hints: [] });
+    expect(res.status, res.text).toBe(400);
+    expect((res.json as Json).error).toBe('LastMonitorError');
+    expect(String((res.json as Json).message)).toContain('is its last monitor');
+    expect(await confMonHost(monHost(2))).toMatch(/^\[v2:[\d.]+:3300,v1:[\d.]+:6789\]$/);
+    await waitHealthy(sys, deployed.monIds[2] as string, 'healthy with one monitor', 300_000);
+    await expectObjects(monHost(2));
+
+    const report = (await watcher?.stop()) as QuorumReport;
+    watcher = undefined;
+    log(`quorum watcher: ${report.samples.length} answers, ${report.lost.length} without a quorum, longest wait ${report.longestStall.toFixed(1)} s; maps: ${report.maps.join(' | ')}`);
+    expect(report.samples.length).toBeGreaterThan(100);
+    expect(report.lost).toEqual([]);
+    expect(report.maps.length, 'every change of the map seen').toBeGreaterThanOrEqual(6);
   });
 });

@@ -91,6 +91,7 @@ describe('information, login and logout', () => {
     expect(permissions.json.items[0].permissions).toContain('view_cinder');
     const playbooks = await h.request('GET', '/v1/playbook/', { token });
     expect(playbooks.json.items.map((p: { id: string }) => p.id).sort()).toEqual([
+      'add_mon',
       'add_osd',
       'cinder_integration',
       'cluster_deploy',
@@ -98,7 +99,9 @@ describe('information, login and logout', () => {
       'maintenance_enter',
       'maintenance_exit',
       'purge_cluster',
+      'remove_mon',
       'remove_osd',
+      'replace_mon',
       'replace_osd',
       'restart_services',
       'update_ceph_configuration',

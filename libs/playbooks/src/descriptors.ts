@@ -33,6 +33,24 @@ const gateTimeouts = [
   },
 ];
 
+/** The bounded waits of the monitor playbooks (`add_mon`, `remove_mon`, `replace_mon`). */
+const monitorTimeouts = {
+  join: {
+    id: 'join_timeout',
+    description: "How long (seconds) a new monitor may take to sync the cluster's store and join the quorum; past it the run fails and names its state.",
+    type: 'integer',
+    values: [],
+    default_value: 600,
+  },
+  quorum: {
+    id: 'quorum_timeout',
+    description: 'How long (seconds) the remaining monitors may take to form their quorum again after a monitor is removed.',
+    type: 'integer',
+    values: [],
+    default_value: 300,
+  },
+};
+
 /** Descriptor of a playbook, with its id narrowed to the known playbook permissions. */
 export interface Descriptor extends PlaybookDescriptor {
   id: PlaybookPermission;
@@ -40,6 +58,14 @@ export interface Descriptor extends PlaybookDescriptor {
 
 /** The descriptors of every playbook Carapace ships, sorted by name. */
 export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
+  {
+    id: 'add_mon',
+    name: 'Add monitor',
+    description:
+      "Adds monitors to a running cluster, one at a time, on hosts that are not monitors yet: only while every monitor is in quorum and Ceph says the addition cannot break it, the new monitor made from the cluster's own map and key, waited for in quorum, then every host's ceph.conf names the monitors as they are.",
+    required_server_list: true,
+    hints: [monitorTimeouts.join],
+  },
   {
     id: 'add_osd',
     name: 'Add OSD host',
@@ -86,6 +112,14 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     hints: [],
   },
   {
+    id: 'remove_mon',
+    name: 'Remove monitor',
+    description:
+      "Removes the monitors of the given hosts, one at a time: refuses the last monitor, any removal while another monitor is out of quorum, and any that Ceph says would break the quorum (mon ok-to-rm); the monitor is removed from the map while it runs, then stopped and its store archived; every host's ceph.conf names the monitors as they are.",
+    required_server_list: true,
+    hints: [monitorTimeouts.quorum],
+  },
+  {
     id: 'remove_osd',
     name: 'Remove OSD host',
     description: 'Removes hosts with OSDs from a cluster.',
@@ -100,6 +134,14 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
         default_value: 600,
       },
     ],
+  },
+  {
+    id: 'replace_mon',
+    name: 'Replace monitor',
+    description:
+      'Replaces a monitor by one on another host in one run: two servers, the monitor to replace and the host that replaces it. The new monitor is added and waited for in quorum (as add_mon) before the old one is removed (as remove_mon).',
+    required_server_list: true,
+    hints: [monitorTimeouts.join, monitorTimeouts.quorum],
   },
   {
     id: 'replace_osd',

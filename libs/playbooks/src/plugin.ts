@@ -70,6 +70,12 @@ export interface ClusterEffect {
    * them: they replace every file the cluster had. Absent: the files stay as they are.
    */
   readonly files?: readonly RunArtifact[];
+  /**
+   * Files that replace the cluster's files of the same name, only when the cluster has client
+   * files already (the monitor playbooks hand back the client `ceph.conf` naming the monitors
+   * as they now are). Absent: the files stay as they are.
+   */
+  readonly refreshFiles?: readonly RunArtifact[];
   /** The cluster's new `ceph_options` (`update_ceph_configuration`). Absent: they stay as they are. */
   readonly cephOptions?: CephOptions;
   /** New states of servers, by id (`maintenance_enter`, `maintenance_exit`). */

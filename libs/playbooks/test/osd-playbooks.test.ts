@@ -23,6 +23,9 @@ async function workDir(globalVars: Record<string, unknown>): Promise<string> {
     osds: { hosts: ['10.0.0.21'] },
     ceph: { hosts: ['10.0.0.11', '10.0.0.21'] },
     maintenance: { hosts: ['10.0.0.21'] },
+    new_mons: { hosts: ['10.0.0.31'] },
+    old_mons: { hosts: ['10.0.0.21'] },
+    ceph_hosts: { hosts: ['10.0.0.11', '10.0.0.21', '10.0.0.31'] },
     _meta: { hostvars: { '10.0.0.11': host('10.0.0.11'), '10.0.0.21': host('10.0.0.21', { carapace_osd_devices: ['/dev/vdb'] }) } },
   };
   await writeRunInputs(tmp, inventory, globalVars);
@@ -51,6 +54,10 @@ const PLAYBOOKS = {
     vars: { ...BASE, replacements: [{ id: '3', device: '/dev/vdc' }], wipe_devices: false, dmcrypt: false, safe_to_destroy_timeout: 600, daemon_timeout: 600, clean_timeout: 900 },
     roles: ['ceph_preflight'],
   },
+  // their one role is included (ceph_common, by the plays), and ceph_preflight's running-cluster tasks
+  add_mon: { vars: { ...BASE, join_timeout: 600 }, roles: ['ceph_common'] },
+  remove_mon: { vars: { ...BASE, quorum_timeout: 300 }, roles: [] },
+  replace_mon: { vars: { ...BASE, join_timeout: 600, quorum_timeout: 300 }, roles: ['ceph_common'] },
   update_ceph_configuration: {
     vars: {
       ...BASE,

@@ -28,6 +28,9 @@ import {
   maintenanceEnterPlugin,
   maintenanceExitPlugin,
   replaceOsdPlugin,
+  addMonPlugin,
+  removeMonPlugin,
+  replaceMonPlugin,
   upgradeCephPlugin,
   usableOsdDisks,
   type HintValue,
@@ -1244,12 +1247,95 @@ describe('replace_osd', () => {
   });
 });
 
+describe('add_mon, remove_mon, replace_mon', () => {
+  // monitors on S1, S2, S3; OSDs on S1..S4; S0 in no cluster
+  const cluster = deployed([S1, S2, S3, S4]);
+  const clusterServers = [S1, S2, S3, S4].map(inCluster);
+  const groups = (configuration: PlaybookConfiguration): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(configuration.inventory).filter(([k]) => k !== '_meta').map(([k, v]) => [k, (v as { hosts: string[] }).hosts]));
+
+  it('add_mon: the new host, the monitors to work through, every host of the cluster for ceph.conf; the monitor name from the facts', () => {
+    const { servers, configuration } = create(addMonPlugin, cluster, [S0], clusterServers, [{ id: 'join_timeout', value: 900 }]);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00']);
+    expect(configuration.global_vars).toEqual({ fsid: CLUSTER_ID, cluster: 'ceph', carapace_cluster_name: 'prod', join_timeout: 900 });
+    expect(groups(configuration)).toEqual({
+      mons: ['10.0.0.11', '10.0.0.12', '10.0.0.13'],
+      new_mons: ['10.0.0.10'],
+      old_mons: [],
+      ceph_hosts: ['10.0.0.10', '10.0.0.11', '10.0.0.12', '10.0.0.13', '10.0.1.21'],
+    });
+    const hostvars = (configuration.inventory._meta as { hostvars: Record<string, Record<string, unknown>> }).hostvars;
+    expect(hostvars['10.0.0.10']).toMatchObject({ carapace_mon_name: 'ceph-00', carapace_server_id: ID0 });
+
+    const effect = addMonPlugin.onSuccess(cluster, servers, configuration, [
+      { name: 'ceph.conf', content: '[global]\n\tfsid = x\n\tmon_host = [v2:10.0.0.10:3300,v1:10.0.0.10:6789]\n' },
+      { name: 'other', content: 'ignored' },
+    ]);
+    expect(effect.configuration.mons?.map((m) => m.server_id)).toEqual([ID1, ID2, ID3, ID0]);
+    expect(effect.configuration.osds?.map((m) => m.server_id)).toEqual([ID1, ID2, ID3, ID4]);
+    expect(effect.join).toEqual([ID0]);
+    expect(effect.leave).toEqual([]);
+    expect(effect.refreshFiles?.map((f) => f.name)).toEqual(['ceph.conf']);
+    expect(effect.files).toBeUndefined();
+  });
+
+  it('add_mon refuses a monitor already, a server of another cluster, one without facts, a cluster host not ready', () => {
+    expect(inputError(() => create(addMonPlugin, cluster, [inCluster(S2)], clusterServers)).errorName).toBe('ServerAlreadyInRoleError');
+    expect(inputError(() => create(addMonPlugin, cluster, [{ ...S0, cluster_id: 'another' }], clusterServers)).errorName).toBe('ServerInClusterError');
+    expect(inputError(() => create(addMonPlugin, cluster, [S6], clusterServers)).errorName).toBe('MissingFactsError');
+    expect(inputError(() => create(addMonPlugin, cluster, [], clusterServers)).errorName).toBe('ServerListIsRequiredForPlaybookError');
+    const inMaintenance = clusterServers.map((s) => (s.id === ID4 ? { ...s, state: 'maintenance_no_reconfig' } : s));
+    const e = inputError(() => create(addMonPlugin, cluster, [S0], inMaintenance));
+    expect(e.errorName).toBe('ServerNotReadyError');
+    expect(e.message).toContain('rewrites ceph.conf on every host');
+    expect(inputError(() => create(addMonPlugin, EMPTY_CLUSTER, [S0], [])).errorName).toBe('ClusterHasNoMonitorsError');
+  });
+
+  it('remove_mon: works through the monitors that stay; the host leaves mons, and the cluster when it has no other role', () => {
+    const twoRoles = { ...cluster, configuration: { mons: [S1, S2, S3, S0].map((s) => member(s)), osds: [S1, S2, S3, S4].map((s) => member(s)) } };
+    const servers5 = [...clusterServers, inCluster(S0)];
+    const { servers, configuration } = create(removeMonPlugin, twoRoles, [inCluster(S0), inCluster(S1)], servers5);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-01']);
+    expect(configuration.global_vars).toEqual({ fsid: CLUSTER_ID, cluster: 'ceph', carapace_cluster_name: 'prod', quorum_timeout: 300 });
+    expect(groups(configuration)).toMatchObject({ mons: ['10.0.0.12', '10.0.0.13'], new_mons: [], old_mons: ['10.0.0.10', '10.0.0.11'] });
+    const effect = removeMonPlugin.onSuccess(twoRoles, servers, configuration, []);
+    expect(effect.configuration.mons?.map((m) => m.server_id)).toEqual([ID2, ID3]);
+    expect(effect.configuration.osds?.map((m) => m.server_id)).toEqual([ID1, ID2, ID3, ID4]);
+    expect(effect.leave).toEqual([ID0]);
+    expect(effect.join).toEqual([]);
+    expect(effect.refreshFiles).toBeUndefined();
+  });
+
+  it('remove_mon refuses the last monitor, all of them, a host that is not a monitor', () => {
+    const one = { ...cluster, configuration: { mons: [member(S1)], osds: cluster.configuration.osds ?? [] } };
+    const last = inputError(() => create(removeMonPlugin, one, [inCluster(S1)], clusterServers));
+    expect(last.errorName).toBe('LastMonitorError');
+    expect(last.message).toContain('is its last monitor');
+    expect(inputError(() => create(removeMonPlugin, cluster, [S1, S2, S3].map(inCluster), clusterServers)).errorName).toBe('LastMonitorError');
+    expect(inputError(() => create(removeMonPlugin, cluster, [inCluster(S4)], clusterServers)).errorName).toBe('ServerNotInRoleError');
+  });
+
+  it('replace_mon: one monitor and one new host; adds, then removes', () => {
+    const { servers, configuration } = create(replaceMonPlugin, cluster, [inCluster(S2), S0], clusterServers);
+    expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-02']);
+    expect(configuration.global_vars).toMatchObject({ join_timeout: 600, quorum_timeout: 300 });
+    expect(groups(configuration)).toMatchObject({ mons: ['10.0.0.11', '10.0.0.13'], new_mons: ['10.0.0.10'], old_mons: ['10.0.0.12'] });
+    const effect = replaceMonPlugin.onSuccess(cluster, servers, configuration, []);
+    expect(effect.configuration.mons?.map((m) => m.server_id)).toEqual([ID1, ID3, ID0]);
+    expect(effect.join).toEqual([ID0]);
+    expect(effect.leave).toEqual([]);
+    for (const requested of [[inCluster(S2)], [S0], [inCluster(S1), inCluster(S2)], [S0, inCluster(S4)], [inCluster(S1), inCluster(S2), S0]]) {
+      expect(inputError(() => create(replaceMonPlugin, cluster, requested, clusterServers)).errorName, requested.map((s) => s.name).join()).toBe('ServerListNotAllowedError');
+    }
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_osd', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_mon', 'add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);

@@ -41,6 +41,10 @@ export class RunEffects {
       await this.files.removeAll(cluster.id);
       for (const file of effect.files) await this.files.put(cluster.id, file.name, file.content, nowS);
     }
+    if (effect.refreshFiles && effect.refreshFiles.length > 0) {
+      const stored = new Set((await this.files.list(cluster.id)).map((f) => f.name));
+      for (const file of effect.refreshFiles) if (stored.has(file.name)) await this.files.put(cluster.id, file.name, file.content, nowS);
+    }
     for (const id of effect.join) await this.servers.setCluster(id, cluster.id, nowS);
     for (const id of effect.leave) await this.servers.setCluster(id, null, nowS);
     for (const [id, state] of Object.entries(effect.serverStates ?? {})) await this.servers.setState(id, state, nowS);
