@@ -149,6 +149,25 @@ describe('files handed back by a run', () => {
     }
   });
 
+  it("a monitor run's client ceph.conf replaces the stored one; the keyrings stay; the model gains the monitor", async () => {
+    const before = (await cinderFiles()).json as Record<string, string>;
+    const newMon = await addServer(h);
+    const id = await execute('add_mon', [newMon.id]);
+    const r = runner();
+    await until('assigned', () => r.assigned(id));
+    const conf = CONF.replace(']\n', `],[v2:${newMon.ip}:3300/0,v1:${newMon.ip}:6789/0]\n`);
+    r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: conf } });
+    // a keyring among a monitor run's files is not taken: only ceph.conf is refreshed
+    r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder', KEY.replace('AQ', 'AS')) } });
+    await until('acknowledged', () => r.ackOf(id) >= 2);
+    r.send({ result: { execution_id: id, seq: 3, outcome: 'completed', reason: '' } });
+    await until('completed', async () => (await state(id)) === 'completed');
+    expect((await cinderFiles()).json).toEqual({ ...before, '/etc/ceph/ceph.conf': conf });
+    const cluster = (await h.request('GET', `/v1/cluster/${clusterId}/`, { token: root })).json;
+    expect(cluster.data.configuration.mons.map((m: { server_id: string }) => m.server_id)).toContain(newMon.id);
+    expect((await h.request('GET', `/v1/server/${newMon.id}/`, { token: root })).json.data.cluster_id).toBe(clusterId);
+  });
+
   it('a run that fails or is canceled changes no file, and its files are forgotten', async () => {
     const before = (await cinderFiles()).json;
     for (const outcome of ['failed', 'canceled'] as const) {
