@@ -9,6 +9,7 @@ import { clusterDeployPlugin } from './cluster-deploy.plugin.js';
 import { helloWorldPlugin } from './hello-world.plugin.js';
 import { maintenanceEnterPlugin, maintenanceExitPlugin } from './maintenance.plugin.js';
 import type { PlaybookPlugin } from './plugin.js';
+import { addPoolPlugin, removePoolPlugin } from './pool.plugin.js';
 import { purgeClusterPlugin } from './purge-cluster.plugin.js';
 import { removeOsdPlugin } from './remove-osd.plugin.js';
 import { replaceOsdPlugin } from './replace-osd.plugin.js';
@@ -18,7 +19,7 @@ import { upgradeCephPlugin } from './upgrade-ceph.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeOsdPlugin, replaceOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
+  [addOsdPlugin, addPoolPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeOsdPlugin, removePoolPlugin, replaceOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );
