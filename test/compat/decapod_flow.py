@@ -55,9 +55,11 @@ CONTRACT_API_PERMISSIONS = sorted(
 PLAYBOOKS = ["add_osd", "cluster_deploy", "hello_world", "purge_cluster", "remove_osd"]
 # Carapace's playbooks beyond the contract's (api-v1: the catalogs list every playbook the service has).
 CARAPACE_PLAYBOOKS = [
+    "add_pool",
     "cinder_integration",
     "maintenance_enter",
     "maintenance_exit",
+    "remove_pool",
     "replace_osd",
     "restart_services",
     "update_ceph_configuration",

@@ -92,6 +92,7 @@ describe('information, login and logout', () => {
     const playbooks = await h.request('GET', '/v1/playbook/', { token });
     expect(playbooks.json.items.map((p: { id: string }) => p.id).sort()).toEqual([
       'add_osd',
+      'add_pool',
       'cinder_integration',
       'cluster_deploy',
       'hello_world',
@@ -99,6 +100,7 @@ describe('information, login and logout', () => {
       'maintenance_exit',
       'purge_cluster',
       'remove_osd',
+      'remove_pool',
       'replace_osd',
       'restart_services',
       'update_ceph_configuration',
