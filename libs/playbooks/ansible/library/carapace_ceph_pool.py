@@ -44,7 +44,35 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.carapace_ceph import tail
-from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, step, wait_until
+from ansible.module_utils import carapace_ceph_cluster
+from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, step, use_librados, wait_until
+
+# The pool commands this module sends through the one librados connection of use_librados()
+# (words, whether the manager answers, argument names as Ceph's command descriptions give
+# them), added to the shared table for this module's process only. What Ceph does not take so
+# (an invalid command) still goes through the CLI, and so do `osd pool create` and `osd pool
+# rm` (optional and flag arguments), once a run each.
+POOL_COMMANDS = {
+    ("osd", "pool", "ls"): ("mon", ["detail"]),
+    ("osd", "crush", "rule", "dump"): ("mon", []),
+    ("osd", "crush", "rule", "create-replicated"): ("mon", ["name", "root", "type"]),
+    ("osd", "crush", "rule", "rm"): ("mon", ["name"]),
+    ("osd", "erasure-code-profile", "get"): ("mon", ["name"]),
+    ("osd", "erasure-code-profile", "set"): ("mon", ["name", "profile*"]),
+    ("osd", "erasure-code-profile", "rm"): ("mon", ["name"]),
+    ("osd", "pool", "set-quota"): ("mon", ["pool", "field", "val"]),
+    ("osd", "pool", "set"): ("mon", ["pool", "var", "val"]),
+    ("osd", "pool", "application", "enable"): ("mon", ["pool", "app"]),
+    ("pg", "ls-by-pool"): ("mgr", ["poolstr"]),
+    ("df",): ("mon", ["detail"]),
+    ("fs", "ls"): ("mon", []),
+    ("mon", "dump"): ("mon", []),
+    ("auth", "ls"): ("mon", []),
+    ("config", "show"): ("mgr", ["who"]),
+    ("config", "dump"): ("mon", []),
+    ("config", "set"): ("mon", ["who", "name", "value"]),
+    ("config", "rm"): ("mon", ["who", "name"]),
+}
 
 RESERVED = (".mgr", "device_health_metrics", ".rgw.root", ".nfs")
 POOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -602,6 +630,10 @@ def main():
     p = module.params
     timeout = p["cli_timeout"]
     steps = []
+    # many short questions to the cluster: one librados connection, not a ceph process each
+    for words, how in POOL_COMMANDS.items():
+        carapace_ceph_cluster._LIBRADOS_COMMANDS.setdefault(words, how)  # pylint: disable=protected-access
+    use_librados(timeout)
     started = time.time()
     try:
         if p["mode"] in ("add", "wait"):
