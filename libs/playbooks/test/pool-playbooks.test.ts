@@ -20,7 +20,7 @@ import {
   type PluginServer,
 } from '../src/index.js';
 import { CLUSTER_ID, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
-import { scratchDirs, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
+import { ansibleEnv, run, scratchDirs, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
 
 function member(s: PluginServer): ClusterMember {
   return { server_id: s.id, version: s.version, fqdn: s.fqdn, ip: s.ip, server_name: s.name };
@@ -264,4 +264,36 @@ describe('add_pool and remove_pool Ansible content', () => {
       expect(result.code).toBe(0);
     }, 60_000);
   }
+});
+
+describe('carapace_ceph_pool checks its input again before it asks Ceph anything', () => {
+  const makeTmp = scratchDirs('carapace-pool-module-');
+
+  /** Runs the module on localhost (`ansible -m`), where no cluster answers; returns its result. */
+  async function poolModule(args: Record<string, unknown>): Promise<{ failed: boolean; msg?: string; carapace_steps?: { name: string; result: string }[] }> {
+    const tmp = await makeTmp();
+    const env = { ...ansibleEnv(tmp), ANSIBLE_LOAD_CALLBACK_PLUGINS: '1', ANSIBLE_STDOUT_CALLBACK: 'oneline', ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3' };
+    const result = await run('ansible', ['localhost', '-i', 'localhost,', '-c', 'local', '-m', 'carapace_ceph_pool', '-a', JSON.stringify({ cli_timeout: 5, ...args })], tmp, env);
+    const line = /^localhost \| ([A-Z!]+) => (\{.*\})$/m.exec(result.stdout);
+    if (line?.[2] === undefined) throw new Error(`no result: ${result.stdout}\n${result.stderr}`);
+    return { ...(JSON.parse(line[2]) as object), failed: line[1] === 'FAILED!' };
+  }
+
+  it('refuses a removal whose confirm_name differs, and a cinder pool it is told to protect', async () => {
+    const mismatch = await poolModule({ mode: 'remove', removal: { name: 'scratch', confirm_name: 'scratch2', allow_non_empty: false, protected_pools: [] } });
+    expect(mismatch.failed).toBe(true);
+    expect(mismatch.msg).toBe("confirm_name 'scratch2' is not the pool's name 'scratch': nothing deleted");
+    expect(mismatch.carapace_steps?.map((s) => [s.result, s.name])).toEqual([['error', `Refused: ${mismatch.msg}`]]);
+    const cinder = await poolModule({ mode: 'remove', removal: { name: 'volumes', confirm_name: 'volumes', allow_non_empty: true, protected_pools: [...OPENSTACK_POOLS] } });
+    expect(cinder.failed).toBe(true);
+    expect(cinder.msg).toContain('not deleted without allow_cinder_pools');
+  }, 60_000);
+
+  it("refuses to make Ceph's own pools or a hidden one", async () => {
+    for (const name of ['.mgr', '.hidden']) {
+      const refused = await poolModule({ mode: 'add', pool: { ...REPLICATED, name } });
+      expect(refused.failed).toBe(true);
+      expect(refused.msg).toContain('is not a pool add_pool may make');
+    }
+  }, 60_000);
 });
