@@ -544,7 +544,8 @@ def remove_pool(removal, timeout, steps):
         problems.append("its nodelete flag is set")
     if problems:
         raise Refused("pool %s is not deleted: %s" % (name, "; ".join(problems)))
-    steps.append(step("pool %s is no pool of Ceph, of a CephFS or of the cinder integration, no tier, no nodelete flag" % name, started))
+    steps.append(step("pool %s: not one of Ceph's own%s, no CephFS uses it, no tier, no nodelete flag" % (
+        name, "" if not removal.get("protected_pools") else " nor of the cinder integration"), started))
     # D2: emptiness: Ceph's statistics, and the objects themselves (the statistics lag a few seconds)
     started = time.time()
     stats = next((p.get("stats", {}) for p in ceph_required(["df", "detail"], timeout).get("pools", []) if p.get("name") == name), {})
@@ -559,7 +560,10 @@ def remove_pool(removal, timeout, steps):
     profile = pool.get("erasure_code_profile") or ""
     # D3-D5
     marked = False
+    failure = None
     try:
+        # a failure inside allow_deletion may leave its mark: put back below all the same
+        marked = None
         marked = allow_deletion(timeout, steps)
         started = time.time()
 
@@ -575,11 +579,18 @@ def remove_pool(removal, timeout, steps):
         if read_pool(name, timeout) is not None:
             raise Refused("ceph osd pool rm %s answered 0 but the pool is still there" % name)
         steps.append(step("pool %s deleted" % name, started, changed=True))
-    finally:
-        if marked:
+    except Refused as err:
+        failure = err
+    # D5, also after a failure: a failure to put the setting back is reported with the first
+    if marked or marked is None:
+        try:
             back = restore_deletion(timeout)
-            if back:
-                steps.append(back)
+        except Refused as err:
+            raise Refused("%s%s (cleanup.yml tries again)" % ("%s; then " % failure if failure else "", err))
+        if back:
+            steps.append(back)
+    if failure is not None:
+        raise failure
     # D6: what Carapace (or Ceph, for the pool) made for it and nothing else uses
     steps.extend(leftovers(name, rule_id, profile, timeout))
     return True
