@@ -2,7 +2,8 @@
 // Ceph says on a monitor host: a replicated and an erasure-coded pool with quotas; a rerun of
 // both changes nothing; a converge of an existing pool, and a refused one; remove_pool refused
 // at configuration time without the name repeated, for a cinder pool, and by the run for a
-// pool holding an object; then the pools gone and mon_allow_pool_delete as it was.
+// pool holding an object (and cleanup.yml putting back what an interrupted run left); then
+// the pools gone and mon_allow_pool_delete as it was.
 //
 // poolTests registers its `it` blocks in the caller's describe, after the caller's deploy:
 // any deployed cluster of 3 hosts or more with OSDs on each will do (Ceph 16 or 18).
@@ -196,9 +197,12 @@ export function poolTests(ctx: () => PoolContext): void {
     expect(Object.keys(await pools())).toContain(REPLICATED);
   }, IT_TIMEOUT);
 
-  it('remove_pool refuses a pool holding an object without allow_non_empty, and leaves mon_allow_pool_delete as it was', async () => {
+  it('remove_pool refuses a pool holding an object without allow_non_empty; cleanup.yml puts back the mon_allow_pool_delete an interrupted run left on', async () => {
     const { sys, clusterId, monHost } = ctx();
     await monHost.exec(`echo carapace > /tmp/pool-object && rados -p ${REPLICATED} put e2e-object /tmp/pool-object`);
+    // what a run canceled between turning deletion on and putting it back leaves: the mark and the setting
+    const mark = JSON.stringify({ previous: deleteSetting === '' ? null : deleteSetting, since: 0 });
+    await monHost.exec(`ceph config-key set carapace/pool_delete '${mark}' && ceph config set mon mon_allow_pool_delete true`, { timeoutMs: 90_000 });
     const run = await sys.run('remove_pool', clusterId, [], [
       { id: 'name', value: REPLICATED },
       { id: 'confirm_name', value: REPLICATED },
@@ -207,7 +211,11 @@ export function poolTests(ctx: () => PoolContext): void {
     expect(run.execution.data.state, why(run)).toBe('failed');
     expect(names(run).some((n) => n.includes(`pool ${REPLICATED} holds objects`) && n.includes('e2e-object') && n.includes('not deleted without allow_non_empty')), why(run)).toBe(true);
     expect(Object.keys(await pools())).toContain(REPLICATED);
+    // the failed run's cleanup.yml
+    expect(names(run).some((n) => n.startsWith('mon_allow_pool_delete back to')), why(run)).toBe(true);
     expect(await centralDeleteSetting()).toBe(deleteSetting);
+    const { stdout: marks } = await monHost.exec('ceph config-key ls', { timeoutMs: 90_000 });
+    expect(marks).not.toContain('carapace/pool_delete');
   }, IT_TIMEOUT);
 
   it('remove_pool deletes the pools once everything is right: gone, their profile and rule too, mon_allow_pool_delete as it was; a rerun has nothing to do', async () => {
