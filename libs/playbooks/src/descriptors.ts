@@ -177,7 +177,7 @@ export const PLAYBOOK_DESCRIPTORS: readonly Descriptor[] = [
     id: 'remove_pool',
     name: 'Remove pool',
     description:
-      "Deletes a pool and all its data, once: the hint confirm_name must repeat its name. Refused for Ceph's own pools, the pools of a CephFS, tiers and pools with the nodelete flag, for the OpenStack pools of the cinder integration unless allow_cinder_pools, and for a pool that holds objects unless allow_non_empty. mon_allow_pool_delete is turned on for the deletion only and always put back. A pool that does not exist: nothing to do.",
+      "Deletes a pool and all its data, once: the hint confirm_name must repeat its name. Refused for Ceph's own pools, the pools of a CephFS, tiers and pools with the nodelete flag, for the OpenStack pools of the cinder integration unless allow_cinder_pools, and for a pool that holds objects unless allow_non_empty. Pool deletion is allowed on the monitors for this deletion only, then set back as it was. A pool that does not exist: nothing to do.",
     required_server_list: false,
     hints: [
       { id: 'name', description: 'The pool to delete.', type: 'string', values: [], default_value: '' },
