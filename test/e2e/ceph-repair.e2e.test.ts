@@ -328,7 +328,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     await expectMonitorsEverywhere([...names, spare.name]);
     expect(await monitorOnHost(spare)).toMatchObject({ unit: 'active enabled', store: true, adminKey: true });
     expect((await sys.server(spareId())).data.cluster_id).toBe(deployed.clusterId);
-    // a rerun adds nothing
+    // asked again: refused before any run, it is a monitor already
     const again = await sys.api.call('POST', '/v1/playbook_configuration/', { name: 'again', cluster_id: deployed.clusterId, playbook_id: 'add_mon', server_ids: [spareId()], hints: [] });
     expect(again.status, again.text).toBe(400);
     expect((again.json as Json).error).toBe('ServerAlreadyInRoleError');

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { Disk } from '@carapace/models';
-import { describeServer, isServerReady, serverFacts, sortServers, uniqueServers } from './common.js';
+import { assertNoDuplicateServers, assertServersReady, buildInventory, describeServer, isServerReady, serverFacts, sortServers, uniqueServers } from './common.js';
 import { describeUnusableDisks, usableOsdDisks } from './disks.js';
 import { coveringNetwork, defaultIpv4Network, formatCidr, type Ipv4Network } from './network.js';
 import { PlaybookInputError, type PluginCluster, type PluginServer } from './plugin.js';
@@ -128,4 +128,51 @@ export function requireClusterServers(playbookId: string, clusterServers: readon
     throw new Error(`Playbook ${playbookId}: buildConfiguration needs the cluster's servers (its 4th argument, as given to selectServers)`);
   }
   return clusterServers;
+}
+
+/**
+ * The servers of a playbook that works through the cluster's monitors (`cinder_integration`,
+ * `add_pool`, `remove_pool`): every usable monitor when the request names none, else those it
+ * names, which must be usable monitors (`ServerNotInRoleError`, `DuplicateServerError`) and
+ * ready; in the configuration's order.
+ */
+export function selectMonitorHosts(playbookId: string, cluster: PluginCluster, requested: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[] {
+  const monitors = usableMonitors(cluster, clusterServers);
+  if (requested.length === 0) return monitors;
+  assertNoDuplicateServers(requested);
+  const monitorIds = new Set(monitors.map((s) => s.id));
+  const others = sortServers(requested.filter((s) => !monitorIds.has(s.id)));
+  if (others.length > 0) {
+    throw new PlaybookInputError(
+      'ServerNotInRoleError',
+      `Playbook ${playbookId} runs on the monitors of cluster ${cluster.name}; these servers are not usable monitors of it: ${others.map(describeServer).join(', ')}.`,
+    );
+  }
+  assertServersReady(requested);
+  const requestedIds = new Set(requested.map((s) => s.id));
+  return monitors.filter((s) => requestedIds.has(s.id));
+}
+
+/** The inventory of such a playbook: group `mons`, the servers given (`ClusterHasNoMonitorsError` for none). */
+export function monitorHostsInventory(cluster: PluginCluster, servers: readonly PluginServer[]): Record<string, unknown> {
+  assertNoDuplicateServers(servers);
+  if (servers.length === 0) throw new PlaybookInputError('ClusterHasNoMonitorsError', `Cluster ${cluster.name} (${cluster.id}) has no monitors: deploy it first.`);
+  return buildInventory([['mons', servers]]);
+}
+
+/**
+ * The usable monitors (`usableMonitors`) on other hosts than `hosts`: those a run works
+ * through while it stops or removes the monitors of `hosts` (`maintenance_enter`,
+ * `remove_mon`). Throws `ClusterHasNoMonitorsError` when none is left.
+ */
+export function usableMonitorsOutside(playbookId: string, cluster: PluginCluster, hosts: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[] {
+  const ids = new Set(hosts.map((s) => s.id));
+  const mons = usableMonitors(cluster, clusterServers).filter((m) => !ids.has(m.id));
+  if (mons.length === 0) {
+    throw new PlaybookInputError(
+      'ClusterHasNoMonitorsError',
+      `Playbook ${playbookId} needs a usable monitor of cluster ${cluster.name} on another host than ${sortServers(hosts).map(describeServer).join(', ')}.`,
+    );
+  }
+  return mons;
 }

@@ -4,17 +4,8 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars, usableMonitors } from './ceph.js';
-import {
-  assertNoDuplicateServers,
-  assertServersReady,
-  buildInventory,
-  copyClusterConfiguration,
-  describeServer,
-  requireDescriptor,
-  roleMemberIds,
-  sortServers,
-} from './common.js';
+import { cephBaseGlobalVars, monitorHostsInventory, selectMonitorHosts } from './ceph.js';
+import { copyClusterConfiguration, requireDescriptor, roleMemberIds } from './common.js';
 import { normalizeResolvedHints } from './hints.js';
 import { PlaybookInputError, type ChangingPlaybookPlugin, type RunArtifact } from './plugin.js';
 
@@ -62,37 +53,19 @@ export const cinderIntegrationPlugin: ChangingPlaybookPlugin = {
   descriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    const monitors = usableMonitors(cluster, clusterServers);
+    const monitors = selectMonitorHosts(descriptor.id, cluster, requested, clusterServers);
     if (roleMemberIds(cluster, 'osds').size === 0) {
       throw new PlaybookInputError(
         'ClusterHasNoOsdsError',
         `Cluster ${cluster.name} (${cluster.id}) has no OSDs for the OpenStack pools: deploy it first.`,
       );
     }
-    if (requested.length === 0) return monitors;
-    assertNoDuplicateServers(requested);
-    const monitorIds = new Set(monitors.map((s) => s.id));
-    const others = sortServers(requested.filter((s) => !monitorIds.has(s.id)));
-    if (others.length > 0) {
-      throw new PlaybookInputError(
-        'ServerNotInRoleError',
-        `Playbook cinder_integration runs on the monitors of cluster ${cluster.name}; these servers are not usable monitors of it: ${others
-          .map(describeServer)
-          .join(', ')}.`,
-      );
-    }
-    assertServersReady(requested);
-    const requestedIds = new Set(requested.map((s) => s.id));
-    return monitors.filter((s) => requestedIds.has(s.id));
+    return monitors;
   },
 
   buildConfiguration(cluster, servers, hints) {
     normalizeResolvedHints(descriptor, hints);
-    assertNoDuplicateServers(servers);
-    if (servers.length === 0) {
-      throw new PlaybookInputError('ClusterHasNoMonitorsError', `Cluster ${cluster.name} (${cluster.id}) has no monitors: deploy it first.`);
-    }
-    return { global_vars: cephBaseGlobalVars(cluster), inventory: buildInventory([['mons', servers]]) };
+    return { global_vars: cephBaseGlobalVars(cluster), inventory: monitorHostsInventory(cluster, servers) };
   },
 
   onSuccess(cluster, _servers, _configuration, artifacts = []) {

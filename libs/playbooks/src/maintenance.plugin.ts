@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars, requireClusterServers, usableMonitors } from './ceph.js';
+import { cephBaseGlobalVars, requireClusterServers, usableMonitorsOutside } from './ceph.js';
 import {
   assertNoDuplicateServers,
   assertServerListGiven,
@@ -35,23 +35,6 @@ function assertClusterServers(playbookId: string, cluster: PluginCluster, server
   }
 }
 
-/**
- * The monitors a maintenance run works through: the cluster's usable monitors that are not
- * on the hosts of the run (a monitor on such a host stops, or is stopped). Throws
- * `ClusterHasNoMonitorsError` when none is left.
- */
-function outsideMonitors(playbookId: string, cluster: PluginCluster, hosts: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[] {
-  const ids = new Set(hosts.map((s) => s.id));
-  const mons = usableMonitors(cluster, clusterServers).filter((m) => !ids.has(m.id));
-  if (mons.length === 0) {
-    throw new PlaybookInputError(
-      'ClusterHasNoMonitorsError',
-      `Playbook ${playbookId} needs a usable monitor of cluster ${cluster.name} on another host than ${sortServers(hosts).map(describeServer).join(', ')}.`,
-    );
-  }
-  return mons;
-}
-
 function maintenancePlugin(
   descriptor: Descriptor,
   checkStates: (servers: readonly PluginServer[]) => void,
@@ -64,7 +47,7 @@ function maintenancePlugin(
       assertNoDuplicateServers(requested);
       assertClusterServers(descriptor.id, cluster, requested);
       checkStates(requested);
-      outsideMonitors(descriptor.id, cluster, requested, clusterServers);
+      usableMonitorsOutside(descriptor.id, cluster, requested, clusterServers);
       return sortServers(requested);
     },
     buildConfiguration(cluster, servers, hints, clusterServers) {
@@ -72,7 +55,7 @@ function maintenancePlugin(
       const others = requireClusterServers(descriptor.id, clusterServers);
       assertServerListGiven(descriptor.id, servers);
       assertNoDuplicateServers(servers);
-      const mons = outsideMonitors(descriptor.id, cluster, servers, others);
+      const mons = usableMonitorsOutside(descriptor.id, cluster, servers, others);
       return {
         global_vars: {
           ...cephBaseGlobalVars(cluster),

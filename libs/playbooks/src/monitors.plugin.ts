@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { ClusterMember } from '@carapace/models';
-import { cephBaseGlobalVars, requireClusterServers, usableMonitors } from './ceph.js';
+import { cephBaseGlobalVars, requireClusterServers, usableMonitorsOutside } from './ceph.js';
 import { CLIENT_CONF_FILE } from './cinder-integration.plugin.js';
 import {
   assertFactsGathered,
@@ -89,19 +89,6 @@ function assertClusterHostsReady(playbookId: string, clusterServers: readonly Pl
   }
 }
 
-/** The monitors to work through: the usable ones that the run does not remove. */
-function stayingMonitors(playbookId: string, cluster: PluginCluster, old: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[] {
-  const ids = new Set(old.map((s) => s.id));
-  const mons = usableMonitors(cluster, clusterServers).filter((m) => !ids.has(m.id));
-  if (mons.length === 0) {
-    throw new PlaybookInputError(
-      'ClusterHasNoMonitorsError',
-      `Playbook ${playbookId} needs a usable monitor of cluster ${cluster.name} that it does not remove; ${sortServers(old).map(describeServer).join(', ')} cannot work through ${old.length === 1 ? 'itself' : 'themselves'}.`,
-    );
-  }
-  return mons;
-}
-
 /** Which of the servers of a run are new monitor hosts and which are old, by the cluster's `mons`. */
 function split(cluster: PluginCluster, servers: readonly PluginServer[]): { added: PluginServer[]; removed: PluginServer[] } {
   const monIds = roleMemberIds(cluster, 'mons');
@@ -128,7 +115,7 @@ function monitorPlugin({ descriptor, check }: MonitorPlaybook): ChangingPlaybook
       assertNoDuplicateServers(requested);
       const { added, removed } = split(cluster, requested);
       check(cluster, added, removed, requested);
-      stayingMonitors(id, cluster, removed, clusterServers);
+      usableMonitorsOutside(id, cluster, removed, clusterServers);
       assertClusterHostsReady(id, clusterServers);
       return sortServers(requested);
     },
@@ -139,7 +126,7 @@ function monitorPlugin({ descriptor, check }: MonitorPlaybook): ChangingPlaybook
       assertNoDuplicateServers(servers);
       const { added, removed } = split(cluster, servers);
       check(cluster, added, removed, servers);
-      const mons = stayingMonitors(id, cluster, removed, all);
+      const mons = usableMonitorsOutside(id, cluster, removed, all);
       assertClusterHostsReady(id, all);
       const timeouts: Record<string, number> = {};
       for (const hint of descriptor.hints) timeouts[hint.id] = integerHint(resolved, hint.id);

@@ -4,12 +4,11 @@
  *
  * @packageDocumentation
  */
-import { cephBaseGlobalVars, usableMonitors } from './ceph.js';
-import { assertNoDuplicateServers, assertServersReady, buildInventory, describeServer, requireDescriptor, roleMemberIds } from './common.js';
+import { cephBaseGlobalVars, monitorHostsInventory, selectMonitorHosts } from './ceph.js';
+import { requireDescriptor, roleMemberIds } from './common.js';
 import { booleanHint, integerHint, normalizeResolvedHints, stringHint } from './hints.js';
 import { OPENSTACK_POOLS } from './cinder-integration.plugin.js';
-import { PlaybookInputError, type PlaybookPlugin, type PluginCluster, type PluginServer, type ResolvedHints } from './plugin.js';
-import type { Descriptor } from './descriptors.js';
+import { PlaybookInputError, type PlaybookPlugin, type ResolvedHints } from './plugin.js';
 
 const addDescriptor = requireDescriptor('add_pool');
 const removeDescriptor = requireDescriptor('remove_pool');
@@ -162,30 +161,6 @@ export function poolRemoval(hints: ResolvedHints): PoolRemoval {
   return { name, confirm_name: confirm, allow_non_empty: booleanHint(hints, 'allow_non_empty'), protected_pools: allowCinder ? [] : [...OPENSTACK_POOLS] };
 }
 
-/** The servers of a pool playbook: the cluster's usable monitors, or those of them the request names. */
-function selectMonitors(descriptor: Descriptor, cluster: PluginCluster, requested: readonly PluginServer[], clusterServers: readonly PluginServer[]): PluginServer[] {
-  const monitors = usableMonitors(cluster, clusterServers);
-  if (requested.length === 0) return monitors;
-  assertNoDuplicateServers(requested);
-  const monitorIds = new Set(monitors.map((s) => s.id));
-  const others = requested.filter((s) => !monitorIds.has(s.id));
-  if (others.length > 0) {
-    throw new PlaybookInputError(
-      'ServerNotInRoleError',
-      `Playbook ${descriptor.id} runs on the monitors of cluster ${cluster.name}; these servers are not usable monitors of it: ${others.map(describeServer).join(', ')}.`,
-    );
-  }
-  assertServersReady(requested);
-  const requestedIds = new Set(requested.map((s) => s.id));
-  return monitors.filter((s) => requestedIds.has(s.id));
-}
-
-function monitorsInventory(cluster: PluginCluster, servers: readonly PluginServer[]): Record<string, unknown> {
-  assertNoDuplicateServers(servers);
-  if (servers.length === 0) throw new PlaybookInputError('ClusterHasNoMonitorsError', `Cluster ${cluster.name} (${cluster.id}) has no monitors: deploy it first.`);
-  return buildInventory([['mons', servers]]);
-}
-
 /**
  * The `add_pool` plugin.
  *
@@ -202,7 +177,7 @@ export const addPoolPlugin: PlaybookPlugin = {
   descriptor: addDescriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    const servers = selectMonitors(addDescriptor, cluster, requested, clusterServers);
+    const servers = selectMonitorHosts(addDescriptor.id, cluster, requested, clusterServers);
     if (roleMemberIds(cluster, 'osds').size === 0) {
       throw new PlaybookInputError('ClusterHasNoOsdsError', `Cluster ${cluster.name} (${cluster.id}) has no OSDs for a pool: deploy it first.`);
     }
@@ -214,7 +189,7 @@ export const addPoolPlugin: PlaybookPlugin = {
     const pool = poolSpec(resolved);
     return {
       global_vars: { ...cephBaseGlobalVars(cluster), pool, clean_timeout: integerHint(resolved, 'clean_timeout') },
-      inventory: monitorsInventory(cluster, servers),
+      inventory: monitorHostsInventory(cluster, servers),
     };
   },
 };
@@ -236,14 +211,14 @@ export const removePoolPlugin: PlaybookPlugin = {
   descriptor: removeDescriptor,
 
   selectServers(cluster, requested, clusterServers) {
-    return selectMonitors(removeDescriptor, cluster, requested, clusterServers);
+    return selectMonitorHosts(removeDescriptor.id, cluster, requested, clusterServers);
   },
 
   buildConfiguration(cluster, servers, hints) {
     const resolved = normalizeResolvedHints(removeDescriptor, hints);
     return {
       global_vars: { ...cephBaseGlobalVars(cluster), pool_removal: poolRemoval(resolved) },
-      inventory: monitorsInventory(cluster, servers),
+      inventory: monitorHostsInventory(cluster, servers),
     };
   },
 };

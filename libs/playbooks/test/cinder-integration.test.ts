@@ -1,6 +1,5 @@
 // The cinder_integration plugin: servers (the cluster's usable monitors), configuration, and
 // the files a run hands back becoming the cluster's files.
-import type { ClusterMember } from '@carapace/models';
 import { describe, expect, it } from 'vitest';
 import {
   cinderIntegrationPlugin,
@@ -8,40 +7,17 @@ import {
   findPlaybook,
   PlaybookInputError,
   resolveHints,
-  type PluginCluster,
-  type PluginServer,
 } from '../src/index.js';
-import { CLUSTER_ID, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
+import { CLUSTER_ID, clusterOf, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, inputError, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
 
 const plugin = cinderIntegrationPlugin;
-
-function member(s: PluginServer): ClusterMember {
-  return { server_id: s.id, version: s.version, fqdn: s.fqdn, ip: s.ip, server_name: s.name };
-}
-
-function cluster(mons: readonly PluginServer[], osds: readonly PluginServer[]): PluginCluster {
-  const configuration: Record<string, ClusterMember[]> = {};
-  if (mons.length) configuration.mons = mons.map(member);
-  if (osds.length) configuration.osds = osds.map(member);
-  return { id: CLUSTER_ID, name: 'prod', configuration };
-}
-
-function inputError(fn: () => unknown): PlaybookInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof PlaybookInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a PlaybookInputError, nothing was thrown');
-}
 
 const KEYRING = '[client.cinder]\n\tkey = AQBRl0FmAAAAABAAm5FcwzNs3C3ey7Xo1ZgY2A==\n';
 const CONF = '# minimal ceph.conf for x\n[global]\n\tfsid = x\n\tmon_host = [v2:10.0.0.11:3300/0,v1:10.0.0.11:6789/0]\n';
 
 describe('cinder_integration', () => {
   // Monitors in the configuration's order (not sorted): the playbook works on the first.
-  const deployed = cluster([S3, S1, S2], [S1, S2, S3, S4]);
+  const deployed = clusterOf([S3, S1, S2], [S1, S2, S3, S4]);
   const clusterServers = [S1, S2, S3, S4].map(inCluster);
 
   it('is described: no server list required, no hints, its own permission', () => {
@@ -73,7 +49,7 @@ describe('cinder_integration', () => {
 
   it('refuses a cluster that is not deployed, without OSDs, or whose monitors are all unusable', () => {
     expect(inputError(() => plugin.selectServers(EMPTY_CLUSTER, [], [])).errorName).toBe('ClusterHasNoMonitorsError');
-    expect(inputError(() => plugin.selectServers(cluster([S1], []), [], clusterServers)).errorName).toBe('ClusterHasNoOsdsError');
+    expect(inputError(() => plugin.selectServers(clusterOf([S1], []), [], clusterServers)).errorName).toBe('ClusterHasNoOsdsError');
     const off = clusterServers.map((s) => ({ ...s, state: 'off' }));
     expect(inputError(() => plugin.selectServers(deployed, [], off)).errorName).toBe('ClusterHasNoMonitorsError');
     expect(inputError(() => plugin.buildConfiguration(deployed, [], {})).errorName).toBe('ClusterHasNoMonitorsError');

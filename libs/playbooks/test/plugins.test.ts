@@ -1,10 +1,10 @@
 // The playbook plugins: server selection, hints, configuration building and cluster effects.
 // Pure code: every expected structure is spelled out.
-import type { ClusterMember } from '@carapace/models';
 import { describe, expect, it } from 'vitest';
 import {
   addOsdPlugin,
   clusterDeployPlugin,
+  clusterMember,
   chooseMonitors,
   coveringNetwork,
   defaultIpv4Network,
@@ -53,6 +53,7 @@ import {
   ID3,
   ID4,
   inCluster,
+  inputError,
   partition,
   S0,
   S1,
@@ -77,21 +78,6 @@ function create(
   const resolved = resolveHints(plugin.descriptor, hints);
   const servers = plugin.selectServers(cluster, requested, clusterServers);
   return { servers, configuration: plugin.buildConfiguration(cluster, servers, resolved, clusterServers) };
-}
-
-/** The PlaybookInputError `fn` throws; fails if it throws nothing or something else. */
-function inputError(fn: () => unknown): PlaybookInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof PlaybookInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a PlaybookInputError, nothing was thrown');
-}
-
-function member(s: PluginServer): ClusterMember {
-  return { server_id: s.id, version: s.version, fqdn: s.fqdn, ip: s.ip, server_name: s.name };
 }
 
 function base(s: PluginServer): Record<string, unknown> {
@@ -134,7 +120,7 @@ function osdHost(s: PluginServer): Record<string, unknown> {
 
 /** A deployed cluster: monitors ceph-01..03, OSD hosts as given. */
 function deployed(osds: readonly PluginServer[] = [S1, S2, S3], mons: readonly PluginServer[] = [S1, S2, S3]): PluginCluster {
-  return { id: CLUSTER_ID, name: 'prod', configuration: { mons: mons.map(member), osds: osds.map(member) } };
+  return { id: CLUSTER_ID, name: 'prod', configuration: { mons: mons.map(clusterMember), osds: osds.map(clusterMember) } };
 }
 
 const NOT_READY_STATES = ['off', 'maintenance_no_reconfig', 'gathering_facts', 'unreachable'];
@@ -483,14 +469,14 @@ describe('cluster_deploy', () => {
     const { servers, configuration } = create(clusterDeployPlugin, EMPTY_CLUSTER, all);
     expect(clusterDeployPlugin.onSuccess(EMPTY_CLUSTER, servers, configuration)).toEqual({
       configuration: {
-        mons: [member(S0), member(S1), member(S2)],
-        osds: [member(S1), member(S2), member(S3), member(S4)],
+        mons: [clusterMember(S0), clusterMember(S1), clusterMember(S2)],
+        osds: [clusterMember(S1), clusterMember(S2), clusterMember(S3), clusterMember(S4)],
       },
       join: [ID0, ID1, ID2, ID3, ID4],
       leave: [],
       deleteCluster: false,
     });
-    expect(member(S1)).toEqual({ server_id: ID1, version: 4, fqdn: 'ceph-01.dc1.example.net', ip: '10.0.0.11', server_name: 'ceph-01' });
+    expect(clusterMember(S1)).toEqual({ server_id: ID1, version: 4, fqdn: 'ceph-01.dc1.example.net', ip: '10.0.0.11', server_name: 'ceph-01' });
   });
 
   it('reads the roles from the inventory as edited before the run', () => {
@@ -500,7 +486,7 @@ describe('cluster_deploy', () => {
       inventory: { ...configuration.inventory, mons: { hosts: ['10.0.0.13'] }, osds: { hosts: { '10.0.0.11': {}, '10.0.0.13': {}, '10.9.9.9': {} } } },
     };
     expect(clusterDeployPlugin.onSuccess(EMPTY_CLUSTER, servers, edited)).toEqual({
-      configuration: { mons: [member(S3)], osds: [member(S1), member(S3)] },
+      configuration: { mons: [clusterMember(S3)], osds: [clusterMember(S1), clusterMember(S3)] },
       join: [ID1, ID2, ID3], // ceph-02 is still a manager
       leave: [],
       deleteCluster: false,
@@ -511,7 +497,7 @@ describe('cluster_deploy', () => {
     const { servers, configuration } = create(clusterDeployPlugin, EMPTY_CLUSTER, [S1, S2]);
     const moved = { ...S2, ip: '10.0.0.99', version: 9 };
     const effect = clusterDeployPlugin.onSuccess(EMPTY_CLUSTER, [servers[0] ?? S1, moved], configuration);
-    expect(effect.configuration).toEqual({ mons: [member(S1), member(moved)], osds: [member(S1), member(moved)] });
+    expect(effect.configuration).toEqual({ mons: [clusterMember(S1), clusterMember(moved)], osds: [clusterMember(S1), clusterMember(moved)] });
     expect(effect.configuration.mons?.[1]).toEqual({ server_id: ID2, version: 9, fqdn: 'ceph-02.dc1.example.net', ip: '10.0.0.99', server_name: 'ceph-02' });
     expect(effect.join).toEqual([ID1, ID2]);
   });
@@ -686,7 +672,7 @@ describe('add_osd', () => {
     const { servers, configuration } = create(addOsdPlugin, cluster, [S4], clusterServers, [{ id: 'dmcrypt', value: true }]);
     expect(configuration.global_vars.dmcrypt).toBe(true);
     expect(addOsdPlugin.onSuccess(cluster, servers, configuration)).toEqual({
-      configuration: { mons: [member(S1), member(S2), member(S3)], osds: [member(S1), member(S2), member(S3), member(S4)] },
+      configuration: { mons: [clusterMember(S1), clusterMember(S2), clusterMember(S3)], osds: [clusterMember(S1), clusterMember(S2), clusterMember(S3), clusterMember(S4)] },
       join: [ID4],
       leave: [],
       deleteCluster: false,
@@ -697,7 +683,7 @@ describe('add_osd', () => {
     const { configuration } = create(addOsdPlugin, cluster, [S4], clusterServers);
     const effect = addOsdPlugin.onSuccess(cluster, [S4, ...clusterServers], configuration);
     expect(effect.join).toEqual([ID4]);
-    expect(effect.configuration.osds).toEqual([member(S1), member(S2), member(S3), member(S4)]);
+    expect(effect.configuration.osds).toEqual([clusterMember(S1), clusterMember(S2), clusterMember(S3), clusterMember(S4)]);
   });
 
   it('turns a monitor of this cluster that is not an OSD host into one', () => {
@@ -708,7 +694,7 @@ describe('add_osd', () => {
     expect(configuration.inventory.osds).toEqual({ hosts: ['10.0.0.13'] });
     expect((configuration.inventory._meta as { hostvars: Record<string, unknown> }).hostvars['10.0.0.13']).toEqual(osdHost(S3));
     expect(addOsdPlugin.onSuccess(monOnly, [inCluster(S3)], configuration)).toEqual({
-      configuration: { mons: [member(S1), member(S3)], osds: [member(S1), member(S3)] },
+      configuration: { mons: [clusterMember(S1), clusterMember(S3)], osds: [clusterMember(S1), clusterMember(S3)] },
       join: [],
       leave: [],
       deleteCluster: false,
@@ -816,7 +802,7 @@ describe('remove_osd', () => {
   it('on success, a host that was only an OSD host leaves; a monitor stays', () => {
     const { servers, configuration } = create(removeOsdPlugin, cluster, [inCluster(S4), inCluster(S3)], clusterServers);
     expect(removeOsdPlugin.onSuccess(cluster, servers, configuration)).toEqual({
-      configuration: { mons: [member(S1), member(S2), member(S3)], osds: [member(S1), member(S2)] },
+      configuration: { mons: [clusterMember(S1), clusterMember(S2), clusterMember(S3)], osds: [clusterMember(S1), clusterMember(S2)] },
       join: [],
       leave: [ID4],
       deleteCluster: false,
@@ -826,7 +812,7 @@ describe('remove_osd', () => {
   it('may remove every OSD host: the monitors stay, the role is dropped', () => {
     const { servers, configuration } = create(removeOsdPlugin, cluster, clusterServers, clusterServers);
     expect(removeOsdPlugin.onSuccess(cluster, servers, configuration)).toEqual({
-      configuration: { mons: [member(S1), member(S2), member(S3)] },
+      configuration: { mons: [clusterMember(S1), clusterMember(S2), clusterMember(S3)] },
       join: [],
       leave: [ID4],
       deleteCluster: false,
@@ -862,7 +848,7 @@ describe('remove_osd', () => {
   });
 
   it('needs a usable monitor', () => {
-    const noMons: PluginCluster = { ...cluster, configuration: { osds: [member(S4)] } };
+    const noMons: PluginCluster = { ...cluster, configuration: { osds: [clusterMember(S4)] } };
     expect(inputError(() => create(removeOsdPlugin, noMons, [S4], clusterServers)).errorName).toBe('ClusterHasNoMonitorsError');
     const down = clusterServers.map((s) => (s.id === ID4 ? s : { ...s, state: 'off' }));
     expect(inputError(() => create(removeOsdPlugin, cluster, [S4], down)).errorName).toBe('ClusterHasNoMonitorsError');
@@ -1292,7 +1278,7 @@ describe('add_mon, remove_mon, replace_mon', () => {
   });
 
   it('remove_mon: works through the monitors that stay; the host leaves mons, and the cluster when it has no other role', () => {
-    const twoRoles = { ...cluster, configuration: { mons: [S1, S2, S3, S0].map((s) => member(s)), osds: [S1, S2, S3, S4].map((s) => member(s)) } };
+    const twoRoles = { ...cluster, configuration: { mons: [S1, S2, S3, S0].map((s) => clusterMember(s)), osds: [S1, S2, S3, S4].map((s) => clusterMember(s)) } };
     const servers5 = [...clusterServers, inCluster(S0)];
     const { servers, configuration } = create(removeMonPlugin, twoRoles, [inCluster(S0), inCluster(S1)], servers5);
     expect(servers.map((s) => s.name)).toEqual(['ceph-00', 'ceph-01']);
@@ -1307,7 +1293,7 @@ describe('add_mon, remove_mon, replace_mon', () => {
   });
 
   it('remove_mon refuses the last monitor, all of them, a host that is not a monitor', () => {
-    const one = { ...cluster, configuration: { mons: [member(S1)], osds: cluster.configuration.osds ?? [] } };
+    const one = { ...cluster, configuration: { mons: [clusterMember(S1)], osds: cluster.configuration.osds ?? [] } };
     const last = inputError(() => create(removeMonPlugin, one, [inCluster(S1)], clusterServers));
     expect(last.errorName).toBe('LastMonitorError');
     expect(last.message).toContain('is its last monitor');
@@ -1358,11 +1344,11 @@ describe('registry', () => {
     };
     const byId = (id: string): PluginServer => servers.find((s) => s.id === id) ?? S0;
     apply(clusterDeployPlugin, [byId(ID1), byId(ID2), byId(ID3)], [{ id: 'mon_count', value: 1 }]);
-    expect(cluster.configuration).toEqual({ mons: [member(S1)], osds: [member(S1), member(S2), member(S3)] });
+    expect(cluster.configuration).toEqual({ mons: [clusterMember(S1)], osds: [clusterMember(S1), clusterMember(S2), clusterMember(S3)] });
     apply(addOsdPlugin, [byId(ID4)]);
     expect(cluster.configuration.osds?.map((m) => m.server_name)).toEqual(['ceph-01', 'ceph-02', 'ceph-03', 'ceph-04']);
     apply(removeOsdPlugin, [byId(ID1), byId(ID2)]);
-    expect(cluster.configuration).toEqual({ mons: [member(S1)], osds: [member(S3), member(S4)] });
+    expect(cluster.configuration).toEqual({ mons: [clusterMember(S1)], osds: [clusterMember(S3), clusterMember(S4)] });
     expect(servers.filter((s) => s.cluster_id === CLUSTER_ID).map((s) => s.name)).toEqual(['ceph-01', 'ceph-03', 'ceph-04']);
     apply(purgeClusterPlugin, []);
     expect(cluster.configuration).toEqual({});

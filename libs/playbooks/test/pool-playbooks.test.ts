@@ -1,7 +1,6 @@
 // The add_pool and remove_pool plugins: servers (the cluster's usable monitors), the hints
 // checked together, the configuration built; and their Ansible content passes
 // ansible-playbook --syntax-check. Their runs on real Ceph are in test/e2e/ceph/pool.checks.ts.
-import type { ClusterMember } from '@carapace/models';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -10,40 +9,17 @@ import {
   findPlaybook,
   getPlugin,
   OPENSTACK_POOLS,
-  PlaybookInputError,
   removePoolPlugin,
   resolveHints,
   type HintValue,
   type PlaybookConfiguration,
   type PlaybookPlugin,
-  type PluginCluster,
   type PluginServer,
 } from '../src/index.js';
-import { CLUSTER_ID, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
+import { CLUSTER_ID, clusterOf, EMPTY_CLUSTER, ID1, ID2, ID3, ID4, inCluster, inputError, S1, S2, S3, S4 } from '@carapace/test-support/playbook-facts';
 import { ansibleEnv, run, scratchDirs, syntaxCheck, writeRunInputs } from './fixtures/ansible.js';
 
-function member(s: PluginServer): ClusterMember {
-  return { server_id: s.id, version: s.version, fqdn: s.fqdn, ip: s.ip, server_name: s.name };
-}
-
-function cluster(mons: readonly PluginServer[], osds: readonly PluginServer[]): PluginCluster {
-  const configuration: Record<string, ClusterMember[]> = {};
-  if (mons.length) configuration.mons = mons.map(member);
-  if (osds.length) configuration.osds = osds.map(member);
-  return { id: CLUSTER_ID, name: 'prod', configuration };
-}
-
-function inputError(fn: () => unknown): PlaybookInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof PlaybookInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a PlaybookInputError, nothing was thrown');
-}
-
-const deployed = cluster([S3, S1, S2], [S1, S2, S3, S4]);
+const deployed = clusterOf([S3, S1, S2], [S1, S2, S3, S4]);
 const clusterServers = [S1, S2, S3, S4].map(inCluster);
 
 /** What the control plane does on create: hints, then servers, then the configuration. */
@@ -191,7 +167,7 @@ describe('add_pool', () => {
     const e = inputError(() => addPoolPlugin.selectServers(deployed, [inCluster(S4)], clusterServers));
     expect(e.errorName).toBe('ServerNotInRoleError');
     expect(e.message).toContain(ID4);
-    expect(inputError(() => addPoolPlugin.selectServers(cluster([S1], []), [], clusterServers)).errorName).toBe('ClusterHasNoOsdsError');
+    expect(inputError(() => addPoolPlugin.selectServers(clusterOf([S1], []), [], clusterServers)).errorName).toBe('ClusterHasNoOsdsError');
     expect(inputError(() => addPoolPlugin.selectServers(EMPTY_CLUSTER, [], [])).errorName).toBe('ClusterHasNoMonitorsError');
     expect(inputError(() => addPoolPlugin.buildConfiguration(deployed, [], { name: 'p' })).errorName).toBe('ClusterHasNoMonitorsError');
   });
@@ -224,7 +200,7 @@ describe('remove_pool', () => {
     expect(configuration.inventory.mons).toEqual({ hosts: ['10.0.0.13', '10.0.0.11', '10.0.0.12'] });
     expect(removePoolPlugin.selectServers(deployed, [inCluster(S1)], clusterServers).map((s) => s.id)).toEqual([ID1]);
     // no OSDs needed to delete a pool
-    expect(removePoolPlugin.selectServers(cluster([S2, S3], []), [], clusterServers).map((s) => s.id)).toEqual([ID2, ID3]);
+    expect(removePoolPlugin.selectServers(clusterOf([S2, S3], []), [], clusterServers).map((s) => s.id)).toEqual([ID2, ID3]);
   });
 
   it('refuses a configuration without the name repeated, or with another name', () => {

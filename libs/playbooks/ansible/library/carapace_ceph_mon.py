@@ -21,11 +21,9 @@ options:
 
 import base64
 import os
-import shutil
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, ensure_dir, ids, run, systemd_running, write_file
+from ansible.module_utils.carapace_ceph import CommandError, ensure_dir, make_mon_store, systemd_running, write_file
 
 
 def main():
@@ -44,21 +42,8 @@ def main():
     try:
         changed |= ensure_dir("/etc/ceph", 0o755)
         changed |= write_file("/etc/ceph/ceph.client.admin.keyring", p["admin_keyring"], 0o600)
-        changed |= ensure_dir("/var/lib/ceph/tmp", 0o755, "ceph", "ceph")
-        changed |= ensure_dir(data, 0o750, "ceph", "ceph")
         if not os.path.exists(os.path.join(data, "keyring")):
-            work = tempfile.mkdtemp(prefix="carapace-mon-", dir="/var/lib/ceph/tmp")
-            try:
-                uid, gid = ids("ceph", "ceph")
-                os.chown(work, uid, gid)
-                keyring = os.path.join(work, "keyring")
-                monmap = os.path.join(work, "monmap")
-                write_file(keyring, p["mon_keyring"], 0o600, "ceph", "ceph")
-                write_file(monmap, base64.b64decode(p["monmap"]), 0o600, "ceph", "ceph")
-                run(["ceph-mon", "--cluster", "ceph", "--setuser", "ceph", "--setgroup", "ceph", "--mkfs", "-i", p["name"],
-                     "--fsid", p["fsid"], "--monmap", monmap, "--keyring", keyring], timeout=120, check=True)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+            make_mon_store(p["name"], p["fsid"], p["mon_keyring"], base64.b64decode(p["monmap"]), timeout=120)
             changed = True
         changed |= systemd_running(["ceph-mon.target", "ceph-mon@%s.service" % p["name"]])
     except CommandError as err:

@@ -55,7 +55,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, ceph, ensure_dir, ids, read_text, run, systemd_running, tail, write_file
+from ansible.module_utils.carapace_ceph import CommandError, ceph, ensure_dir, make_mon_store, read_text, run, systemd_running, tail, write_file
 from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_required, daemon_metadata, step, upstream, use_librados, wait_until
 from ansible.module_utils.carapace_ceph_options import conf_value
 
@@ -176,23 +176,10 @@ def create(p):
     if not made:
         if os.path.isdir(data) and os.listdir(data):
             raise Refused("%s is not empty and holds no monitor store: move it away first" % data)
-        changed |= ensure_dir("/var/lib/ceph/tmp", 0o755, "ceph", "ceph")
-        changed |= ensure_dir(data, 0o750, "ceph", "ceph")
-        work = tempfile.mkdtemp(prefix="carapace-mon-", dir="/var/lib/ceph/tmp")
-        try:
-            uid, gid = ids("ceph", "ceph")
-            os.chown(work, uid, gid)
-            keyring = os.path.join(work, "keyring")
-            monmap = os.path.join(work, "monmap")
-            write_file(keyring, p["mon_keyring"], 0o600, "ceph", "ceph")
-            write_file(monmap, base64.b64decode(p["monmap"]), 0o600, "ceph", "ceph")
-            started = time.time()
-            run(["ceph-mon", "--cluster", "ceph", "--setuser", "ceph", "--setgroup", "ceph", "--mkfs", "-i", name,
-                 "--fsid", p["fsid"], "--monmap", monmap, "--keyring", keyring], timeout=300, check=True)
-            write_file(os.path.join(data, JOINING_MARK), p["fsid"] + "\n", 0o644, "ceph", "ceph")
-            steps.append(step("mon.%s store made from the cluster's map and key" % name, started, changed=True))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        started = time.time()
+        make_mon_store(name, p["fsid"], p["mon_keyring"], base64.b64decode(p["monmap"]))
+        write_file(os.path.join(data, JOINING_MARK), p["fsid"] + "\n", 0o644, "ceph", "ceph")
+        steps.append(step("mon.%s store made from the cluster's map and key" % name, started, changed=True))
         changed = True
     started = time.time()
     if systemd_running(["ceph-mon.target", "ceph-mon@%s.service" % name]):

@@ -44,35 +44,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.carapace_ceph import tail
-from ansible.module_utils import carapace_ceph_cluster
-from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, step, use_librados, wait_until
-
-# The pool commands this module sends through the one librados connection of use_librados()
-# (words, whether the manager answers, argument names as Ceph's command descriptions give
-# them), added to the shared table for this module's process only. What Ceph does not take so
-# (an invalid command) still goes through the CLI, and so do `osd pool create` and `osd pool
-# rm` (optional and flag arguments), once a run each.
-POOL_COMMANDS = {
-    ("osd", "pool", "ls"): ("mon", ["detail"]),
-    ("osd", "crush", "rule", "dump"): ("mon", []),
-    ("osd", "crush", "rule", "create-replicated"): ("mon", ["name", "root", "type"]),
-    ("osd", "crush", "rule", "rm"): ("mon", ["name"]),
-    ("osd", "erasure-code-profile", "get"): ("mon", ["name"]),
-    ("osd", "erasure-code-profile", "set"): ("mon", ["name", "profile*"]),
-    ("osd", "erasure-code-profile", "rm"): ("mon", ["name"]),
-    ("osd", "pool", "set-quota"): ("mon", ["pool", "field", "val"]),
-    ("osd", "pool", "set"): ("mon", ["pool", "var", "val"]),
-    ("osd", "pool", "application", "enable"): ("mon", ["pool", "app"]),
-    ("pg", "ls-by-pool"): ("mgr", ["poolstr"]),
-    ("df",): ("mon", ["detail"]),
-    ("fs", "ls"): ("mon", []),
-    ("mon", "dump"): ("mon", []),
-    ("auth", "ls"): ("mon", []),
-    ("config", "show"): ("mgr", ["who"]),
-    ("config", "dump"): ("mon", []),
-    ("config", "set"): ("mon", ["who", "name", "value"]),
-    ("config", "rm"): ("mon", ["who", "name"]),
-}
+from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, librados_session, step, use_librados, wait_until
 
 RESERVED = (".mgr", "device_health_metrics", ".rgw.root", ".nfs")
 POOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -431,8 +403,12 @@ def objects_in(name, limit=1000):
     except ImportError:
         rados = None
     if rados is not None:
-        cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin")
-        cluster.connect(timeout=20)
+        # the module's librados session when it has one, else a connection of its own
+        cluster = librados_session()
+        own_connection = cluster is None
+        if own_connection:
+            cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin")
+            cluster.connect(timeout=20)
         try:
             ioctx = cluster.open_ioctx(name)
             try:
@@ -443,7 +419,8 @@ def objects_in(name, limit=1000):
             finally:
                 ioctx.close()
         finally:
-            cluster.shutdown()
+            if own_connection:
+                cluster.shutdown()
         return others, own, "librados"
     proc = subprocess.Popen(["timeout", "120", "rados", "-p", name, "ls", "--all"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -642,8 +619,7 @@ def main():
     timeout = p["cli_timeout"]
     steps = []
     # many short questions to the cluster: one librados connection, not a ceph process each
-    for words, how in POOL_COMMANDS.items():
-        carapace_ceph_cluster._LIBRADOS_COMMANDS.setdefault(words, how)  # pylint: disable=protected-access
+    # (`osd pool create` and `osd pool rm`, with optional and flag arguments, go through the CLI)
     use_librados(timeout)
     started = time.time()
     try:

@@ -8,6 +8,7 @@ import grp
 import os
 import pwd
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -190,3 +191,23 @@ def osd_activation_units(osd_ids):
         if match and match.group(1) in ids:
             found.append(unit)
     return found
+
+
+def make_mon_store(name, fsid, mon_keyring, monmap, timeout=300):
+    """Makes the store of monitor NAME in /var/lib/ceph/mon/ceph-NAME (owned by ceph) with
+    ceph-mon --mkfs from the mon. keyring and a monitor map (bytes), both written to a private
+    directory under /var/lib/ceph/tmp that is removed afterwards."""
+    ensure_dir("/var/lib/ceph/tmp", 0o755, "ceph", "ceph")
+    ensure_dir("/var/lib/ceph/mon/ceph-%s" % name, 0o750, "ceph", "ceph")
+    work = tempfile.mkdtemp(prefix="carapace-mon-", dir="/var/lib/ceph/tmp")
+    try:
+        uid, gid = ids("ceph", "ceph")
+        os.chown(work, uid, gid)
+        keyring = os.path.join(work, "keyring")
+        monmap_path = os.path.join(work, "monmap")
+        write_file(keyring, mon_keyring, 0o600, "ceph", "ceph")
+        write_file(monmap_path, monmap, 0o600, "ceph", "ceph")
+        run(["ceph-mon", "--cluster", "ceph", "--setuser", "ceph", "--setgroup", "ceph", "--mkfs", "-i", name,
+             "--fsid", fsid, "--monmap", monmap_path, "--keyring", keyring], timeout=timeout, check=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -89,6 +89,26 @@ _LIBRADOS_COMMANDS = {
     ("config-key", "rm"): ("mon", ["key"]),
     ("osd", "set-group"): ("mon", ["flags", "who*"]),
     ("osd", "unset-group"): ("mon", ["flags", "who*"]),
+    # the pools (carapace_ceph_pool)
+    ("osd", "pool", "ls"): ("mon", ["detail"]),
+    ("osd", "crush", "rule", "dump"): ("mon", []),
+    ("osd", "crush", "rule", "create-replicated"): ("mon", ["name", "root", "type"]),
+    ("osd", "crush", "rule", "rm"): ("mon", ["name"]),
+    ("osd", "erasure-code-profile", "get"): ("mon", ["name"]),
+    ("osd", "erasure-code-profile", "set"): ("mon", ["name", "profile*"]),
+    ("osd", "erasure-code-profile", "rm"): ("mon", ["name"]),
+    ("osd", "pool", "set-quota"): ("mon", ["pool", "field", "val"]),
+    ("osd", "pool", "set"): ("mon", ["pool", "var", "val"]),
+    ("osd", "pool", "application", "enable"): ("mon", ["pool", "app"]),
+    ("pg", "ls-by-pool"): ("mgr", ["poolstr"]),
+    ("df",): ("mon", ["detail"]),
+    ("fs", "ls"): ("mon", []),
+    ("mon", "dump"): ("mon", []),
+    ("auth", "ls"): ("mon", []),
+    ("config", "show"): ("mgr", ["who"]),
+    ("config", "dump"): ("mon", []),
+    ("config", "set"): ("mon", ["who", "name", "value"]),
+    ("config", "rm"): ("mon", ["who", "name"]),
 }
 
 _SESSION = {"cluster": None, "timeout": 10}
@@ -108,6 +128,11 @@ def use_librados(timeout=30):
     _SESSION["cluster"] = cluster
     _SESSION["timeout"] = max(5, timeout - 5)
     return True
+
+
+def librados_session():
+    """The librados connection of use_librados() (a rados.Rados), or None when there is none."""
+    return _SESSION["cluster"]
 
 
 def _librados_command(args, as_json):
