@@ -435,17 +435,25 @@ def objects_in(name, limit=1000):
 
 
 def deletion_setting(timeout):
-    """(every monitor's effective mon_allow_pool_delete, {mon: source} of those set by a file)."""
+    """(every monitor's mon_allow_pool_delete, {mon: value} of those set by a file). A value from
+    a monitor's ceph.conf is what `config show` reports; any other is read from the central
+    configuration (mon.NAME, then mon, then global), because `config show` reports what the
+    daemons last told the manager, a second or more behind a `config set` or `config rm`."""
     mons = [m.get("name") for m in ceph_required(["mon", "dump"], timeout).get("mons", [])]
+    central = dict(((e.get("section"), e.get("name")), str(e.get("value"))) for e in ceph_required(["config", "dump"], timeout))
     values, files = {}, {}
     for mon in mons:
         rc, data, err = ceph_json(["config", "show", "mon.%s" % mon], timeout)
         if rc != 0 or not isinstance(data, list):
             raise Refused("ceph config show mon.%s failed (exit %s): %s" % (mon, rc, tail(err, 2)))
         entry = next((e for e in data if e.get("name") == "mon_allow_pool_delete"), None)
-        values[mon] = str((entry or {}).get("value", "false")).lower() == "true"
         if entry and entry.get("source") == "file":
             files[mon] = entry.get("value")
+            value = entry.get("value")
+        else:
+            value = next((central[(section, "mon_allow_pool_delete")] for section in ("mon.%s" % mon, "mon", "global")
+                          if (section, "mon_allow_pool_delete") in central), "false")
+        values[mon] = str(value).lower() == "true"
     return values, files
 
 
