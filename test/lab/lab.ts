@@ -925,6 +925,19 @@ export class LabHost {
     return disk;
   }
 
+  /** The text of `path` inside the host (undefined when it does not exist): read from the root directory, or over SSH on a VM. */
+  async readHostFile(path: string): Promise<string | undefined> {
+    if (this.kind === 'vm') {
+      const r = await this.exec(`cat ${shellQuote(path)}`, { check: false, timeoutMs: 30_000 });
+      return r.exitCode === 0 ? r.stdout : undefined;
+    }
+    try {
+      return await readFile(join(this.root, path), 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The last lines of the host's console (boot messages), without colour codes. */
   async consoleTail(lines = 50): Promise<string> {
     try {
