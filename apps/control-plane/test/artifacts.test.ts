@@ -155,7 +155,7 @@ describe('files handed back by a run', () => {
     const id = await execute('add_mon', [newMon.id]);
     const r = runner();
     await until('assigned', () => r.assigned(id));
-    const conf = CONF.replace(']\n', `],[v2:${newMon.ip}:3300/0,v1:${newMon.ip}:6789/0]\n`);
+    const conf = CONF.replace(']\n', `],[v2:${newMon.data.ip}:3300/0,v1:${newMon.data.ip}:6789/0]\n`);
     r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: conf } });
     // a keyring among a monitor run's files is not taken: only ceph.conf is refreshed
     r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder', KEY.replace('AQ', 'AS')) } });
