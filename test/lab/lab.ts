@@ -1078,6 +1078,10 @@ export class VmHost extends LabHost {
       'net.ifnames=0',
       'fsck.mode=skip',
       'mitigations=off',
+      // Less for an emulated serial port to carry, and no KVM modules in a guest (TCG's CPU offers SVM).
+      'quiet',
+      'systemd.show_status=error',
+      'modprobe.blacklist=kvm,kvm_amd,kvm_intel',
       ...(this.setup.seed ? [] : ['cloud-init=disabled']),
     ];
     return [
