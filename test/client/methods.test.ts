@@ -48,7 +48,7 @@ describe('client: every method against a running control plane', () => {
     expect(api).toEqual(expect.arrayContaining(['create_cluster', 'view_execution_steps', 'view_cinder']));
     expect(permissions.items.find((g) => g.name === 'playbook')?.permissions).toEqual(expect.arrayContaining(['hello_world', 'cluster_deploy']));
     const playbooks = await client.getPlaybooks();
-    expect(playbooks.items.map((p) => p.id).sort()).toEqual(['add_mon', 'add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
+    expect(playbooks.items.map((p) => p.id).sort()).toEqual(['add_mon', 'add_osd', 'add_pool', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'remove_pool', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     expect(playbooks.items.find((p) => p.id === 'cluster_deploy')?.hints.map((h) => h.id)).toContain('dmcrypt');
     expect(recorder.logins()).toBe(1);
   });

@@ -56,10 +56,12 @@ PLAYBOOKS = ["add_osd", "cluster_deploy", "hello_world", "purge_cluster", "remov
 # Carapace's playbooks beyond the contract's (api-v1: the catalogs list every playbook the service has).
 CARAPACE_PLAYBOOKS = [
     "add_mon",
+    "add_pool",
     "cinder_integration",
     "maintenance_enter",
     "maintenance_exit",
     "remove_mon",
+    "remove_pool",
     "replace_mon",
     "replace_osd",
     "restart_services",

@@ -15,12 +15,15 @@
 //   stopped (another removal is then refused by Carapace's quorum check, the stopped one may
 //   be removed), down to one monitor; removing the last is refused with the reason; every
 //   host's ceph.conf, the client ceph.conf and the cluster model name the monitors as they
-//   are; the quorum was never lost.
+//   are; the quorum was never lost;
+// - pools (./ceph/pool.checks.ts): replicated and erasure-coded pools with quotas, a rerun
+//   changes nothing, a converge, removal refused without the repeated name, then done.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
 import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
 import { CephSystem, DISK_BYTES, why, type Json, type PlaybookRun } from './ceph/system.js';
 import { CLIENT_ROOT } from './ceph/cinder.checks.js';
+import { poolTests } from './ceph/pool.checks.js';
 import { confMonHost, expectConfNamesMonitors, monitorMap, monitorOnHost, QuorumWatcher, type QuorumReport } from './ceph/mon.checks.js';
 import { eventually } from './system.js';
 import { expectNoNoout, expectObjects, IoProbe, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
@@ -44,7 +47,7 @@ function logSteps(run: PlaybookRun): void {
   }
 }
 
-describe('day 2 repairs of real Ceph daemons through the API: host maintenance, a failed disk replaced', { timeout: 30 * 60_000 }, () => {
+describe('day 2 repairs of real Ceph daemons through the API: host maintenance, a failed disk replaced, pools, monitors', { timeout: 30 * 60_000 }, () => {
   let sys: CephSystem;
   let deployed: DeployedCluster;
   let client: IoProbe;
@@ -265,6 +268,10 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     expect(report.operations).toBeGreaterThan(100);
     expect(report.failures).toEqual([]);
   });
+
+  // ---- pools (every host up: placement counts the hosts with OSDs up and in) ----------------
+
+  poolTests(() => ({ sys, clusterId: deployed.clusterId, monHost: hostOf(deployed.monIds[0] as string) }));
 
   // ---- monitors ----------------------------------------------------------------------------
 

@@ -93,6 +93,7 @@ describe('information, login and logout', () => {
     expect(playbooks.json.items.map((p: { id: string }) => p.id).sort()).toEqual([
       'add_mon',
       'add_osd',
+      'add_pool',
       'cinder_integration',
       'cluster_deploy',
       'hello_world',
@@ -101,6 +102,7 @@ describe('information, login and logout', () => {
       'purge_cluster',
       'remove_mon',
       'remove_osd',
+      'remove_pool',
       'replace_mon',
       'replace_osd',
       'restart_services',

@@ -45,7 +45,7 @@ export const API_PERMISSIONS = [
 export type ApiPermission = (typeof API_PERMISSIONS)[number];
 
 /** Every `playbook` permission: one per playbook id. */
-export const PLAYBOOK_PERMISSIONS = ['add_mon', 'add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph'] as const;
+export const PLAYBOOK_PERMISSIONS = ['add_mon', 'add_osd', 'add_pool', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'remove_pool', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph'] as const;
 export type PlaybookPermission = (typeof PLAYBOOK_PERMISSIONS)[number];
 
 /** Tells whether `name` is a known api permission. */

@@ -23,6 +23,8 @@ export interface HintRule {
  *   majority, so an even count adds no failure tolerance) but not required.
  * - `safe_to_destroy_timeout` (`remove_osd`) and `ok_to_stop_timeout` (`upgrade_ceph`): 0 to
  *   86,400 seconds; `daemon_timeout` and `clean_timeout` (`upgrade_ceph`): 1 to 86,400.
+ * - `add_pool`: `size` 0 to 10, `min_size` 0 to 24, `ec_k` 2 to 16, `ec_m` 1 to 8, `pg_num`
+ *   0 to 32,768, the quotas ≥ 0 (the plugin checks them together, see `poolSpec`).
  */
 export const HINT_RULES: Readonly<Record<string, HintRule>> = {
   mon_count: { min: 1, max: 9 },
@@ -30,6 +32,13 @@ export const HINT_RULES: Readonly<Record<string, HintRule>> = {
   ok_to_stop_timeout: { min: 0, max: 86_400 },
   daemon_timeout: { min: 1, max: 86_400 },
   clean_timeout: { min: 1, max: 86_400 },
+  size: { min: 0, max: 10 },
+  min_size: { min: 0, max: 24 },
+  ec_k: { min: 2, max: 16 },
+  ec_m: { min: 1, max: 8 },
+  pg_num: { min: 0, max: 32_768 },
+  quota_max_bytes: { min: 0 },
+  quota_max_objects: { min: 0 },
 };
 
 /** The hint types a descriptor may declare. */

@@ -18,5 +18,6 @@ export * from './update-ceph-configuration.plugin.js';
 export * from './maintenance.plugin.js';
 export * from './replace-osd.plugin.js';
 export * from './monitors.plugin.js';
+export * from './pool.plugin.js';
 export * from './registry.js';
 export * from './ansible-content.js';

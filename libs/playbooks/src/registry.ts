@@ -10,6 +10,7 @@ import { helloWorldPlugin } from './hello-world.plugin.js';
 import { maintenanceEnterPlugin, maintenanceExitPlugin } from './maintenance.plugin.js';
 import { addMonPlugin, removeMonPlugin, replaceMonPlugin } from './monitors.plugin.js';
 import type { PlaybookPlugin } from './plugin.js';
+import { addPoolPlugin, removePoolPlugin } from './pool.plugin.js';
 import { purgeClusterPlugin } from './purge-cluster.plugin.js';
 import { removeOsdPlugin } from './remove-osd.plugin.js';
 import { replaceOsdPlugin } from './replace-osd.plugin.js';
@@ -19,7 +20,7 @@ import { upgradeCephPlugin } from './upgrade-ceph.plugin.js';
 
 /** Every plugin by playbook id, in the order of `PLAYBOOK_DESCRIPTORS` (sorted by name). */
 export const PLUGINS: ReadonlyMap<string, PlaybookPlugin> = new Map(
-  [addMonPlugin, addOsdPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeMonPlugin, removeOsdPlugin, replaceMonPlugin, replaceOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
+  [addMonPlugin, addOsdPlugin, addPoolPlugin, cinderIntegrationPlugin, clusterDeployPlugin, helloWorldPlugin, maintenanceEnterPlugin, maintenanceExitPlugin, purgeClusterPlugin, removeMonPlugin, removeOsdPlugin, removePoolPlugin, replaceMonPlugin, replaceOsdPlugin, restartServicesPlugin, updateCephConfigurationPlugin, upgradeCephPlugin]
     .sort((a, b) => a.descriptor.name.localeCompare(b.descriptor.name))
     .map((p) => [p.descriptor.id, p] as const),
 );

@@ -1335,7 +1335,7 @@ describe('add_mon, remove_mon, replace_mon', () => {
 describe('registry', () => {
   it('has one plugin per descriptor, in the descriptors order', () => {
     expect([...PLUGINS.keys()]).toEqual(PLAYBOOK_DESCRIPTORS.map((d) => d.id));
-    expect([...PLUGINS.keys()].sort()).toEqual(['add_mon', 'add_osd', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
+    expect([...PLUGINS.keys()].sort()).toEqual(['add_mon', 'add_osd', 'add_pool', 'cinder_integration', 'cluster_deploy', 'hello_world', 'maintenance_enter', 'maintenance_exit', 'purge_cluster', 'remove_mon', 'remove_osd', 'remove_pool', 'replace_mon', 'replace_osd', 'restart_services', 'update_ceph_configuration', 'upgrade_ceph']);
     for (const [id, plugin] of PLUGINS) {
       expect(plugin.descriptor).toBe(findPlaybook(id));
       expect(getPlugin(id)).toBe(plugin);
