@@ -1,15 +1,16 @@
 /**
  * Manual use of the lab (as root):
  *
- *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG] [--disks D]   boot N hosts that outlive this command
- *                                  (--image ceph: the Ceph-ready image; --disks D: D disks of 6 GiB per host)
+ *   npx tsx test/lab/cli.ts up N [--image NAME --extra PKG,PKG] [--disks D] [--vm]   boot N hosts that outlive this command
+ *                                  (--image ceph: the Ceph-ready image; --disks D: D disks of 6 GiB per host;
+ *                                  --vm: QEMU virtual machines with their own kernel, of the VM image)
  *   npx tsx test/lab/cli.ts up N --discover [--url URL] [--data-dir DIR] [--token T] [--timeout S]
  *                                  boot N hosts that register themselves with the running control plane
  *   npx tsx test/lab/cli.ts bridge                                 create the lab bridge (10.77.0.1) for a control plane to listen on
  *   npx tsx test/lab/cli.ts status                                 list lab hosts on this machine
  *   npx tsx test/lab/cli.ts down                                   remove the hosts `up` made (and stale ones)
  *   npx tsx test/lab/cli.ts sweep [--all]                          remove leftovers of dead processes (--all: every lab!)
- *   npx tsx test/lab/cli.ts image [--image NAME --extra PKG,PKG]   build (or find) an image
+ *   npx tsx test/lab/cli.ts image [--image NAME --extra PKG,PKG]   build (or find) an image (--image vm: the VM image)
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +28,7 @@ import type { ImageOptions } from './lab.js';
 import { LAB_GATEWAY, ensureBridge } from './lab.js';
 import { forgetDiscovered, listensOnGateway, upDiscover } from './discover-cli.js';
 import { CEPH_IMAGE } from './ceph.js';
+import { VM_IMAGE } from './vm.js';
 
 const CLI_DIR = join(LAB_STATE_DIR, 'cli');
 
@@ -34,10 +36,11 @@ function usage(): never {
   process.stderr.write(
     [
       'usage: npm run lab -- <command>   (or npx tsx test/lab/cli.ts <command>)',
-      '  up N [--image NAME --extra PKG,...] [--disks D]',
+      '  up N [--image NAME --extra PKG,...] [--disks D] [--vm]',
       '                                       boot N lab hosts (they keep running after this command); --image ceph:',
-      '                                       the Ceph-ready image; --disks D: D disks of 6 GiB each (/dev/vdb, ...)',
-      '  up N --discover [--url URL] [--data-dir DIR] [--token TOKEN] [--timeout SECONDS]',
+      '                                       the Ceph-ready image; --disks D: D disks of 6 GiB each (/dev/vdb, ...);',
+      '                                       --vm: virtual machines (QEMU, their own kernel: LVM, dm-crypt) of the VM image',
+      '  up N --discover [--vm] [--url URL] [--data-dir DIR] [--token TOKEN] [--timeout SECONDS]',
       '                                       boot N hosts seeded only with the user-data of `carapace cloud-config`',
       '                                       for the running control plane (default URL http://10.77.0.1:8080, data dir ./data);',
       '                                       wait until they registered and are operational',
@@ -45,7 +48,7 @@ function usage(): never {
       '  status                               list lab hosts on this machine',
       '  down                                 stop and remove the hosts made by `up` (and stale leftovers)',
       '  sweep [--all]                        remove leftovers of dead processes (--all: every lab, even live ones)',
-      '  image [--image NAME --extra PKG,...] build the image if it is not cached',
+      '  image [--image NAME --extra PKG,...] build the image if it is not cached (--image vm: the VM image)',
       '',
     ].join('\n'),
   );
@@ -55,6 +58,7 @@ function usage(): never {
 function imageOptions(values: { image?: string; extra?: string }): ImageOptions {
   const extra = values.extra?.split(',').filter((p) => p !== '') ?? [];
   if (values.image === 'ceph' && extra.length === 0) return CEPH_IMAGE;
+  if (values.image === 'vm' && extra.length === 0) return VM_IMAGE;
   return extra.length > 0 || values.image !== undefined ? { name: values.image, extraPackages: extra } : {};
 }
 
@@ -67,6 +71,7 @@ async function main(): Promise<void> {
       disks: { type: 'string' },
       all: { type: 'boolean', default: false },
       discover: { type: 'boolean', default: false },
+      vm: { type: 'boolean', default: false },
       url: { type: 'string' },
       'data-dir': { type: 'string' },
       token: { type: 'string' },
@@ -87,16 +92,31 @@ async function main(): Promise<void> {
       if (values.discover) {
         const timeout = values.timeout === undefined ? 300 : Number(values.timeout);
         if (!Number.isFinite(timeout) || timeout <= 0) usage();
-        await upDiscover({ hosts: n, url: values.url, dataDir: values['data-dir'], token: values.token, timeoutS: timeout, image: imageOptions(values), disks });
+        await upDiscover({
+          hosts: n,
+          url: values.url,
+          dataDir: values['data-dir'],
+          token: values.token,
+          timeoutS: timeout,
+          image: imageOptions(values),
+          disks,
+          ...(values.vm ? { kind: 'vm' as const } : {}),
+        });
         break;
       }
       const key = await generateKeyPair(CLI_DIR);
-      const lab = await createLab({ hosts: Array.from({ length: n }, () => ({ disks })), name: 'cli', sshKey: key, persistent: true, image: imageOptions(values) });
+      const lab = await createLab({
+        hosts: Array.from({ length: n }, () => ({ disks, ...(values.vm ? { kind: 'vm' as const } : {}) })),
+        name: 'cli',
+        sshKey: key,
+        persistent: true,
+        image: imageOptions(values),
+      });
       const inventory = await lab.writeInventory(join(CLI_DIR, 'inventory.ini'));
       const first = lab.hosts[0];
       const lines = [
         '',
-        ...lab.hosts.map((h) => `${h.name.padEnd(12)} ${h.ip.padEnd(12)} root: ${h.root}`),
+        ...lab.hosts.map((h) => `${h.name.padEnd(12)} ${h.ip.padEnd(12)} ${h.kind === 'vm' ? 'VM disk' : 'root'}: ${h.root}`),
         '',
         `ssh key:   ${key.privateKeyPath}`,
         `inventory: ${inventory}`,
@@ -130,7 +150,7 @@ async function main(): Promise<void> {
       if (slots.length === 0) process.stdout.write('no lab hosts\n');
       for (const s of slots)
         process.stdout.write(
-          `${s.machine.padEnd(10)} ${s.hostname.padEnd(12)} ${s.ip.padEnd(12)} lab=${s.lab} owner=${s.persistent ? 'cli' : `pid ${s.pid}`} ${s.running ? 'running' : 'stopped'}\n`,
+          `${s.machine.padEnd(10)} ${s.hostname.padEnd(12)} ${s.ip.padEnd(12)} ${s.kind.padEnd(9)} lab=${s.lab} owner=${s.persistent ? 'cli' : `pid ${s.pid}`} ${s.running ? 'running' : 'stopped'}\n`,
         );
       break;
     }

@@ -2,7 +2,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { LAB_GATEWAY, LAB_STATE_DIR, listLabSlots } from './lab.js';
-import type { ImageOptions } from './lab.js';
+import type { HostKind, ImageOptions } from './lab.js';
 import { DEFAULT_CONTROL_PLANE_URL, api, controlPlaneAccess, discoverLab, findCredentials, login } from './discover.js';
 import { run } from './sys.js';
 
@@ -25,6 +25,8 @@ export interface UpDiscoverOptions {
   token?: string;
   timeoutS: number;
   image?: ImageOptions;
+  /** Virtual machines instead of containers. */
+  kind?: HostKind;
   out?: NodeJS.WritableStream;
 }
 
@@ -51,7 +53,7 @@ export async function upDiscover(opts: UpDiscoverOptions): Promise<void> {
 
   const started = Date.now();
   const discovered = await discoverLab({
-    hosts: Array.from({ length: opts.hosts }, () => ({ disks: opts.disks ?? [] })),
+    hosts: Array.from({ length: opts.hosts }, () => ({ disks: opts.disks ?? [], kind: opts.kind })),
     access,
     name: 'cli',
     persistent: true,

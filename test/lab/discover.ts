@@ -204,19 +204,19 @@ export async function discoverLab(opts: DiscoverOptions): Promise<DiscoveredLab>
  * one (`product_uuid` in the host's directory), else its /etc/machine-id as a UUID.
  */
 async function serverIdOf(host: LabHost): Promise<string> {
-  if (await exists(DMI_PRODUCT_UUID)) {
+  // A VM always has DMI: its product UUID is the one QEMU was given (-uuid).
+  if (host.kind === 'vm' || (await exists(DMI_PRODUCT_UUID))) {
     const dmi = await readTrimmed(join(host.dir, 'product_uuid'));
     if (dmi) return dmi.toLowerCase();
   }
-  const id = (await readFile(join(host.root, 'etc/machine-id'), 'utf8')).trim();
+  const id = ((await host.readHostFile('/etc/machine-id')) ?? '').trim();
   return `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20, 32)}`;
 }
 
 /** Waits until the host's discovery log says it registered; throws at once when it gave up. */
 async function waitRegistered(h: DiscoveredHost, deadline: number): Promise<void> {
-  const logFile = join(h.host.root, DISCOVERY_PATHS.log);
   for (;;) {
-    const text = (await readTrimmed(logFile)) ?? '';
+    const text = ((await h.host.readHostFile(DISCOVERY_PATHS.log).catch(() => undefined)) ?? '').trim();
     if (/: registered \(HTTP \d+\)/.test(text)) return;
     const fatal = /.*(giving up|configuration error|TLS setup error).*/.exec(text);
     if (fatal) throw new DiscoveryError(`${h.host.name} (${h.host.ip}) did not register: ${fatal[0]}`);
@@ -226,7 +226,7 @@ async function waitRegistered(h: DiscoveredHost, deadline: number): Promise<void
         `${h.host.name} (${h.host.ip}) did not register in time.\n--- ${DISCOVERY_PATHS.log}:\n${text.split('\n').slice(-8).join('\n') || '(empty: discovery has not run yet)'}\n--- cloud-init and the discovery unit:\n${status.stdout.trim()}`,
       );
     }
-    await sleep(500);
+    await sleep(h.host.kind === 'vm' ? 2_000 : 500);
   }
 }
 

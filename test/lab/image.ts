@@ -21,6 +21,8 @@ import {
   which,
   withFileLock,
 } from './sys.js';
+import { VM_RECIPE_VERSION, customizeVmRoot, makeVmDisk } from './vm-image.js';
+import type { VmBootFiles } from './vm-image.js';
 
 /** Root of the lab's image cache. */
 export const LAB_CACHE_DIR = process.env.CARAPACE_LAB_CACHE ?? '/var/cache/carapace-lab';
@@ -117,6 +119,13 @@ export interface ImageOptions {
   extraPackages?: readonly string[];
   /** Shell commands run in the derived image after `extraPackages` are installed (e.g. disabling units). */
   postInstall?: string;
+  /** The image this one is derived from (default: the base image), e.g. the Ceph image for the VM image. */
+  from?: ImageOptions;
+  /**
+   * Make the image bootable as a virtual machine: kernel and initramfs copied out, and a raw
+   * ext4 disk of the root file system (`LabImage.vm`). Its packages must include a kernel.
+   */
+  vm?: boolean;
   /** Bound on building (default 30 minutes) and on waiting for another process's build. */
   timeoutMs?: number;
   /** Progress messages (default: to stderr). */
@@ -132,6 +141,10 @@ export interface ImageSpec {
   extraPackages: string[];
   /** Absent (not hashed) when there is none, so images without it keep their key. */
   postInstall?: string;
+  /** `NAME-KEY` of the image this one is derived from, when it is not the base image. */
+  parent?: string;
+  /** The VM recipe's version, for VM images. */
+  vm?: number;
 }
 
 /** A built image. */
@@ -146,6 +159,8 @@ export interface LabImage {
   spec: ImageSpec;
   builtAt: string;
   buildSeconds: number;
+  /** VM images: the files QEMU boots. */
+  vm?: VmBootFiles;
 }
 
 export function defaultLog(line: string): void {
@@ -171,14 +186,27 @@ function resolveSpec(opts: ImageOptions): { name: string; spec: ImageSpec } {
       packages: [...new Set([...(opts.packages ?? BASE_PACKAGES), ...DEBOOTSTRAP_RESOLVER_HELP])].sort(),
       extraPackages: extra,
       ...(opts.postInstall ? { postInstall: opts.postInstall } : {}),
+      ...(opts.from ? { parent: imageId(opts.from) } : {}),
+      ...(opts.vm ? { vm: VM_RECIPE_VERSION } : {}),
     },
   };
+}
+
+function specKey(spec: ImageSpec): string {
+  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 12);
+}
+
+/** `NAME-KEY` of the image `opts` describes (its directory's name in the cache). */
+export function imageId(opts: ImageOptions): string {
+  const { name, spec } = resolveSpec(opts);
+  return `${name}-${specKey(spec)}`;
 }
 
 async function readImage(dir: string): Promise<LabImage | undefined> {
   try {
     const image = JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')) as LabImage;
     if (!(await exists(join(image.rootfs, 'usr/lib/systemd/systemd')))) return undefined;
+    if (image.spec.vm !== undefined && !(image.vm && (await exists(image.vm.disk)))) return undefined;
     return image;
   } catch {
     return undefined;
@@ -194,7 +222,7 @@ const building = new Map<string, Promise<LabImage>>();
  */
 export function ensureImage(opts: ImageOptions = {}): Promise<LabImage> {
   const { name, spec } = resolveSpec(opts);
-  const key = createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 12);
+  const key = specKey(spec);
   const memoKey = `${name}-${key}`;
   let p = building.get(memoKey);
   if (!p) {
@@ -233,12 +261,20 @@ async function ensureImageUncached(name: string, key: string, spec: ImageSpec, o
         await debootstrap(spec, rootfs, join(build, 'build.log'), timeoutMs);
         await customizeBase(rootfs);
       } else {
-        const base = await ensureImage({ ...opts, name: 'base', extraPackages: [], postInstall: undefined });
-        log(`building lab image ${name}-${key}: base + ${spec.extraPackages.join(' ')}…`);
+        const parentOpts: ImageOptions = opts.from ?? { name: 'base', extraPackages: [], postInstall: undefined, vm: false, from: undefined };
+        const base = await ensureImage({ log: opts.log, timeoutMs: opts.timeoutMs, mirror: opts.mirror, suite: opts.suite, packages: opts.packages, ...parentOpts });
+        log(`building lab image ${name}-${key}: ${base.name} + ${spec.extraPackages.join(' ')}…`);
         await run('cp', ['-a', '--reflink=auto', base.rootfs, rootfs]);
         await aptInstall(rootfs, spec.extraPackages, spec.postInstall, join(build, 'build.log'), timeoutMs);
       }
       const final = join(imagesDir(), `${name}-${key}`);
+      let vm: VmBootFiles | undefined;
+      if (spec.vm !== undefined) {
+        const diskStarted = Date.now();
+        await customizeVmRoot(rootfs);
+        vm = await makeVmDisk(rootfs, build, final);
+        log(`lab image ${name}-${key}: VM disk made in ${((Date.now() - diskStarted) / 1000).toFixed(1)}s (kernel ${vm.kernelRelease})`);
+      }
       const image: LabImage = {
         name,
         key,
@@ -247,6 +283,7 @@ async function ensureImageUncached(name: string, key: string, spec: ImageSpec, o
         spec,
         builtAt: new Date().toISOString(),
         buildSeconds: Math.round((Date.now() - started) / 100) / 10,
+        ...(vm ? { vm } : {}),
       };
       await writeFile(join(build, 'image.json'), `${JSON.stringify(image, null, 2)}\n`);
       await rename(build, final);

@@ -16,6 +16,9 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { NO_DNS_RESOLV_CONF, defaultLog, ensureImage } from './image.js';
+import { SEED_IDENTITY_DIR } from './vm-image.js';
+import { VM_IMAGE, checkVmRequirements, chooseAccel, makeSeedDisk, qmp, tapName, vmMac } from './vm.js';
+import type { AccelChoice } from './vm.js';
 import type { ImageOptions, LabImage } from './image.js';
 import {
   CGROUP_WRAPPER,
@@ -101,7 +104,7 @@ function vethName(slot: number): string {
 }
 /** The slot of a netns / link / directory / cgroup name `carlabN` or `vcarlabN` (not the bridge `carlab0`). */
 function slotOfMachine(name: string): number | undefined {
-  const m = /^v?carlab([1-9]\d*)$/.exec(name);
+  const m = /^[vt]?carlab([1-9]\d*)$/.exec(name);
   const slot = m?.[1] === undefined ? undefined : Number(m[1]);
   return slot !== undefined && slot <= MAX_SLOTS ? slot : undefined;
 }
@@ -131,6 +134,23 @@ export interface HostSpec {
   seed?: CloudInitSeed;
   /** Sizes in bytes of extra disks, given to the host as /dev/vdb, /dev/vdc, … */
   disks?: readonly number[];
+  /** A container (default, or `createLab({ vm: true })` for all hosts) or a virtual machine with its own kernel. */
+  kind?: HostKind;
+}
+
+/** Lab hosts are systemd-nspawn containers on this machine's kernel, or QEMU virtual machines with a Debian kernel of their own. */
+export type HostKind = 'container' | 'vm';
+
+/** Settings of the VM hosts of a lab. */
+export interface VmOptions {
+  /** Guest memory in MiB (default 1536). */
+  memoryMiB?: number;
+  /** vCPUs (default 1: the machine's cores are shared with other tests). */
+  cpus?: number;
+  /** Bound on each VM's boot until sshd answers (default 600 s: sized for TCG). */
+  bootTimeoutMs?: number;
+  /** The VM image (default {@link VM_IMAGE}: the Ceph image with a kernel, LVM and cryptsetup). */
+  image?: ImageOptions;
 }
 
 export interface KeyPair {
@@ -153,6 +173,8 @@ export interface CreateLabOptions {
   seeds?: readonly (CloudInitSeed | undefined)[] | Readonly<Record<number, CloudInitSeed>>;
   /** The image to boot (default: the base image). */
   image?: ImageOptions;
+  /** Make every host a virtual machine (`true`, or its settings); per host: `HostSpec.kind`. */
+  vm?: boolean | VmOptions;
   /** How each host gets its root file system: an overlay on the image, a copy, or overlay falling back to a copy (default). */
   rootfs?: 'auto' | 'overlay' | 'copy';
   /** Bound on each host's boot until sshd answers (default 120 s). */
@@ -207,8 +229,12 @@ interface SlotOwner {
   ip: string;
   nspawnPid?: number;
   nspawnStart?: string;
-  rootfsMode?: 'overlay' | 'copy';
+  rootfsMode?: 'overlay' | 'copy' | 'vm';
   disks?: LabDisk[];
+  kind?: HostKind;
+  /** VM hosts: the QEMU process. */
+  vmPid?: number;
+  vmStart?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -417,6 +443,17 @@ async function cleanupSlot(slot: number, owner: SlotOwner | undefined, graceMs: 
     .map((p) => p.pid);
   for (const p of strays) if (p !== owner?.nspawnPid) signalProcess(p, 'SIGKILL');
   await stopContainer(slot, owner?.nspawnPid, owner?.nspawnStart, graceMs);
+  if (owner?.vmPid !== undefined && (await processAlive(owner.vmPid, owner.vmStart))) {
+    signalProcess(owner.vmPid, 'SIGTERM');
+    if (!(await waitForExit(owner.vmPid, owner.vmStart, Math.min(graceMs, 5_000)))) signalProcess(owner.vmPid, 'SIGKILL');
+    await waitForExit(owner.vmPid, owner.vmStart, 10_000);
+  }
+  for (const p of await listProcesses()) {
+    if (!isQemuOf(p.argv, name)) continue;
+    signalProcess(p.pid, 'SIGKILL');
+    await waitForExit(p.pid, undefined, 10_000);
+  }
+  if ((await listLinks()).includes(tapName(slot))) await run('ip', ['link', 'del', tapName(slot)], { check: false });
   if ((await listNetns()).includes(name)) {
     const pids = await run('ip', ['netns', 'pids', name], { check: false });
     for (const p of pids.stdout.split('\n')) if (p.trim()) signalProcess(Number(p), 'SIGKILL');
@@ -483,6 +520,9 @@ async function sweepLocked(opts: SweepOptions): Promise<string[]> {
     }
   }
   for (const p of await listProcesses()) {
+    const q = qemuMachine(p.argv);
+    const sq = q === undefined ? undefined : slotOfMachine(q);
+    if (sq !== undefined) candidates.add(sq);
     if (!(p.argv[0] ?? '').endsWith('systemd-nspawn')) continue;
     const i = p.argv.indexOf('-M');
     const s = i >= 0 ? slotOfMachine(p.argv[i + 1] ?? '') : undefined;
@@ -505,6 +545,7 @@ async function sweepLocked(opts: SweepOptions): Promise<string[]> {
 // Hosts
 
 interface HostSetup {
+  kind: HostKind;
   slot: number;
   hostname: string;
   seed: CloudInitSeed | undefined;
@@ -515,6 +556,16 @@ interface HostSetup {
   bootTimeoutMs: number;
   nameserver: string | undefined;
   log: (line: string) => void;
+  /** VM hosts only. */
+  vm?: VmSetup;
+}
+
+interface VmSetup {
+  accel: AccelChoice;
+  memoryMiB: number;
+  cpus: number;
+  /** The lab's management key: `exec` logs in as root with it. */
+  managementKey: KeyPair;
 }
 
 /** One booted (or stopped) lab host. */
@@ -538,16 +589,20 @@ export class LabHost {
   private stopping = false;
   private exitWaiters: (() => void)[] = [];
   private restartWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
-  private rootfsMode: 'overlay' | 'copy' = 'overlay';
+  protected rootfsMode: 'overlay' | 'copy' | 'vm' = 'overlay';
+  /** A container on this machine's kernel, or a virtual machine (see {@link VmHost}). */
+  readonly kind: HostKind;
 
   /** @internal */
-  constructor(private readonly setup: HostSetup) {
+  constructor(protected readonly setup: HostSetup) {
+    this.kind = setup.kind;
     this.slot = setup.slot;
     this.machine = machineName(setup.slot);
     this.name = setup.hostname;
     this.ip = slotAddress(setup.slot);
     this.dir = hostDir(setup.slot);
-    this.root = join(this.dir, 'root');
+    // A VM's root file system is a qcow2 overlay of the image's disk, not a directory.
+    this.root = setup.kind === 'vm' ? join(this.dir, 'root.qcow2') : join(this.dir, 'root');
     this.consoleLog = join(this.dir, 'console.log');
   }
 
@@ -562,7 +617,7 @@ export class LabHost {
   get running(): boolean {
     return this.nspawn !== undefined;
   }
-  get mode(): 'overlay' | 'copy' {
+  get mode(): 'overlay' | 'copy' | 'vm' {
     return this.rootfsMode;
   }
 
@@ -600,7 +655,7 @@ export class LabHost {
     await this.recordOwner();
   }
 
-  private async writeIdentity(allHosts: readonly { name: string; ip: string }[], sshPublicKey: string | undefined): Promise<void> {
+  protected async writeIdentity(allHosts: readonly { name: string; ip: string }[], sshPublicKey: string | undefined): Promise<void> {
     const etc = join(this.root, 'etc');
     await writeFile(join(etc, 'hostname'), `${this.name}\n`);
     await writeFile(
@@ -654,7 +709,7 @@ export class LabHost {
     }
   }
 
-  private metaData(seed: CloudInitSeed): string {
+  protected metaData(seed: CloudInitSeed): string {
     if (typeof seed.metaData === 'string') return seed.metaData;
     const md: Record<string, string> = {
       'instance-id': `${this.machine}-${randomBytes(4).toString('hex')}`,
@@ -666,7 +721,12 @@ export class LabHost {
       .join('');
   }
 
-  private async recordOwner(): Promise<void> {
+  /** @internal The process fields of the slot's owner record. */
+  protected processRecord(): Partial<SlotOwner> {
+    return { nspawnPid: this.nspawn?.pid, nspawnStart: this.nspawnStart };
+  }
+
+  protected async recordOwner(): Promise<void> {
     const previous = await readOwner(this.slot);
     await writeOwner(this.slot, {
       pid: process.pid,
@@ -676,10 +736,10 @@ export class LabHost {
       createdAt: previous?.createdAt ?? new Date().toISOString(),
       hostname: this.name,
       ip: this.ip,
-      nspawnPid: this.nspawn?.pid,
-      nspawnStart: this.nspawnStart,
+      ...this.processRecord(),
       rootfsMode: this.rootfsMode,
       disks: this.disks,
+      kind: this.kind,
     });
   }
 
@@ -865,6 +925,19 @@ export class LabHost {
     return disk;
   }
 
+  /** The text of `path` inside the host (undefined when it does not exist): read from the root directory, or over SSH on a VM. */
+  async readHostFile(path: string): Promise<string | undefined> {
+    if (this.kind === 'vm') {
+      const r = await this.exec(`cat ${shellQuote(path)}`, { check: false, timeoutMs: 30_000 });
+      return r.exitCode === 0 ? r.stdout : undefined;
+    }
+    try {
+      return await readFile(join(this.root, path), 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The last lines of the host's console (boot messages), without colour codes. */
   async consoleTail(lines = 50): Promise<string> {
     try {
@@ -878,6 +951,308 @@ export class LabHost {
   /** @internal Stops the host and removes everything it used. */
   async teardown(graceMs: number): Promise<void> {
     await this.stop({ graceMs });
+    await cleanupSlot(this.slot, await readOwner(this.slot), graceMs);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// VM hosts
+
+/** The machine name a QEMU process of the lab was started for (`-name carlabN`), if it is one. */
+function qemuMachine(argv: readonly string[]): string | undefined {
+  if (!/qemu-system-/.test(argv[0] ?? '')) return undefined;
+  const i = argv.indexOf('-name');
+  return i >= 0 ? (argv[i + 1] ?? '').split(',')[0] : undefined;
+}
+function isQemuOf(argv: readonly string[], machine: string): boolean {
+  return qemuMachine(argv) === machine;
+}
+
+const VM_PATH_ENV = `/usr/bin/env -i PATH=${CONTAINER_PATH} HOME=/root LANG=C.UTF-8 TERM=dumb /bin/sh -c`;
+
+/**
+ * A lab host that is a QEMU virtual machine with its own Debian kernel (device-mapper,
+ * dm-crypt, LVM): root disk a qcow2 overlay of the VM image's raw disk, a vfat seed disk
+ * (label CIDATA: cloud-init's NoCloud files and the lab's identity files), extra disks as
+ * sparse raw files on virtio, a tap device on the lab bridge. `exec` runs over SSH as root
+ * with the lab's management key; `reboot()` is a real reboot of the guest.
+ */
+export class VmHost extends LabHost {
+  private qemu: ChildProcess | undefined;
+  private qemuStart: string | undefined;
+  private readonly qmpSocket: string;
+  private readonly seedDisk: string;
+  private readonly productUuid = randomUUID();
+
+  /** @internal */
+  constructor(setup: HostSetup) {
+    super(setup);
+    this.qmpSocket = join(this.dir, 'qmp.sock');
+    this.seedDisk = join(this.dir, 'seed.img');
+  }
+
+  private get vm(): VmSetup {
+    if (!this.setup.vm) throw new Error(`${this.machine}: no VM settings`);
+    return this.setup.vm;
+  }
+
+  /** The QEMU process's pid while the VM runs. */
+  override get pid(): number | undefined {
+    return this.qemu?.pid;
+  }
+  override get initPid(): number | undefined {
+    return undefined;
+  }
+  override get running(): boolean {
+    return this.qemu !== undefined;
+  }
+  /** The accelerator the VM runs under (`kvm` or `tcg`). */
+  get accel(): AccelChoice {
+    return this.vm.accel;
+  }
+
+  protected override processRecord(): Partial<SlotOwner> {
+    return { vmPid: this.qemu?.pid, vmStart: this.qemuStart };
+  }
+
+  /** @internal Creates the VM's overlay, seed disk and tap device. */
+  override async provision(_mode: 'auto' | 'overlay' | 'copy', allHosts: readonly { name: string; ip: string }[], sshPublicKey: string | undefined): Promise<void> {
+    const vm = this.setup.image.vm;
+    if (!vm) throw new Error(`${this.machine}: image ${this.setup.image.name} is not a VM image`);
+    await removeTree(this.dir);
+    await mkdir(this.dir, { recursive: true });
+    this.rootfsMode = 'vm';
+    await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', vm.disk, '-F', 'raw', this.root]);
+    const files: Record<string, string> = {};
+    const id = (f: string): string => `${SEED_IDENTITY_DIR}/${f}`;
+    files[id('hostname')] = `${this.name}\n`;
+    files[id('hosts')] = [
+      '127.0.0.1\tlocalhost',
+      '::1\t\tlocalhost ip6-localhost ip6-loopback',
+      '',
+      '# carapace lab',
+      `${LAB_GATEWAY}\tcarlab-gateway`,
+      ...allHosts.map((h) => `${h.ip}\t${h.name}`),
+      '',
+    ].join('\n');
+    files[id('resolv')] = this.setup.nameserver === undefined ? NO_DNS_RESOLV_CONF : `# carapace lab\nnameserver ${this.setup.nameserver}\n`;
+    files[id('lab.net')] = [
+      '[Match]',
+      `MACAddress=${vmMac(this.slot)}`,
+      '',
+      '[Network]',
+      `Address=${this.ip}/${LAB_PREFIX_LENGTH}`,
+      `Gateway=${LAB_GATEWAY}`,
+      'LinkLocalAddressing=no',
+      'IPv6AcceptRA=no',
+      '',
+    ].join('\n');
+    files[id('mgmt.pub')] = `${this.vm.managementKey.publicKey}\n`;
+    const seed = this.setup.seed;
+    if (seed) {
+      files['user-data'] = seed.userData;
+      files['meta-data'] = this.metaData(seed);
+      if (seed.vendorData !== undefined) files['vendor-data'] = seed.vendorData;
+      if (seed.networkConfig !== undefined) files['network-config'] = seed.networkConfig;
+    } else if (sshPublicKey !== undefined) {
+      files[id('root.pub')] = `${sshPublicKey.trim()}\n`;
+    }
+    await makeSeedDisk(this.seedDisk, files);
+    await writeFile(join(this.dir, 'product_uuid'), `${this.productUuid}\n`);
+    const tap = tapName(this.slot);
+    await run('ip', ['link', 'del', tap], { check: false });
+    await run('ip', ['tuntap', 'add', 'dev', tap, 'mode', 'tap']);
+    await run('ip', ['link', 'set', tap, 'master', LAB_BRIDGE]);
+    await run('ip', ['link', 'set', tap, 'up']);
+    await this.recordOwner();
+  }
+
+  private qemuArgs(): string[] {
+    const image = this.setup.image.vm;
+    if (!image) throw new Error(`${this.machine}: not a VM image`);
+    const { accel, memoryMiB, cpus } = this.vm;
+    const append = [
+      'root=/dev/vda',
+      'rw',
+      'console=ttyS0',
+      'net.ifnames=0',
+      'fsck.mode=skip',
+      'mitigations=off',
+      // Less for an emulated serial port to carry, and no KVM modules in a guest (TCG's CPU offers SVM).
+      'quiet',
+      'systemd.show_status=error',
+      'modprobe.blacklist=kvm,kvm_amd,kvm_intel',
+      ...(this.setup.seed ? [] : ['cloud-init=disabled']),
+    ];
+    return [
+      '-name', `${this.machine},process=qemu-${this.machine}`,
+      '-accel', accel.accel,
+      '-cpu', accel.accel === 'kvm' ? 'host' : 'max',
+      '-m', String(memoryMiB),
+      '-smp', String(cpus),
+      '-uuid', this.productUuid,
+      '-nodefaults', '-display', 'none',
+      '-chardev', `file,id=con,path=${this.consoleLog},append=on`, '-serial', 'chardev:con',
+      '-qmp', `unix:${this.qmpSocket},server=on,wait=off`,
+      '-kernel', image.kernel, '-initrd', image.initrd, '-append', append.join(' '),
+      '-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0',
+      '-drive', `file=${this.root},format=qcow2,if=none,id=root,discard=unmap`, '-device', 'virtio-blk-pci,drive=root,serial=carlab-root',
+      ...this.disks.flatMap((d) => {
+        const id = d.device.slice('/dev/'.length);
+        return ['-drive', `file=${d.file},format=raw,if=none,id=${id},discard=unmap`, '-device', `virtio-blk-pci,drive=${id},id=dev-${id},serial=carlab-${id}`];
+      }),
+      '-drive', `file=${this.seedDisk},format=raw,if=ide`,
+      '-netdev', `tap,id=net0,ifname=${tapName(this.slot)},script=no,downscript=no`,
+      '-device', `virtio-net-pci,netdev=net0,mac=${vmMac(this.slot)},romfile=`,
+    ];
+  }
+
+  /** Boots the VM (keeping its disks) and waits until sshd answers. */
+  override async start(opts: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.qemu) throw new Error(`${this.machine} is already running`);
+    const timeoutMs = opts.timeoutMs ?? this.setup.bootTimeoutMs;
+    await rm(this.qmpSocket, { force: true });
+    const log = await open(join(this.dir, 'qemu.log'), 'a');
+    await writeFile(this.consoleLog, `\n--- carapace-lab: booting ${this.machine} (${this.name}, VM, ${this.vm.accel.accel}) at ${new Date().toISOString()} ---\n`, {
+      flag: 'a',
+    });
+    let child: ChildProcess;
+    try {
+      child = spawn('qemu-system-x86_64', this.qemuArgs(), { detached: true, stdio: ['ignore', log.fd, log.fd] });
+    } finally {
+      await log.close();
+    }
+    child.unref();
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`cannot start qemu-system-x86_64 for ${this.machine}`);
+    const state: { exited?: { code: number | null; signal: NodeJS.Signals | null } } = {};
+    child.on('error', () => undefined);
+    child.once('exit', (code, signal) => {
+      state.exited = { code, signal };
+      if (this.qemu === child) {
+        this.qemu = undefined;
+        this.qemuStart = undefined;
+        void this.recordOwner().catch(() => undefined);
+      }
+    });
+    this.qemu = child;
+    this.qemuStart = await processStartTime(pid);
+    await this.recordOwner();
+    const started = Date.now();
+    debug(`${this.machine}: qemu ${pid} started (${this.vm.accel.accel})`);
+    for (;;) {
+      const e = state.exited;
+      let why: string | undefined;
+      if (e) why = `qemu exited (code ${String(e.code)}, signal ${String(e.signal)}): ${tail(await readFile(join(this.dir, 'qemu.log'), 'utf8').catch(() => ''), 5)}`;
+      else if (Date.now() - started > timeoutMs) why = `sshd did not answer on ${this.ip}:22 within ${timeoutMs} ms (${this.vm.accel.accel})`;
+      if (why !== undefined) {
+        const consoleTail = await this.consoleTail(40);
+        if (!e) await this.stop({ graceMs: 0 }).catch(() => undefined);
+        throw new Error(`${this.machine} (${this.ip}, VM) did not boot: ${why}\n--- console (${this.consoleLog}):\n${consoleTail}`);
+      }
+      if (await probeTcp(this.ip, 22, 'SSH-', 2_000)) {
+        this.setup.log(`${this.machine}: VM up (sshd answers) ${((Date.now() - started) / 1000).toFixed(1)}s after qemu started (${this.vm.accel.accel})`);
+        return;
+      }
+      await sleep(500);
+    }
+  }
+
+  /** Powers the VM off (`systemctl poweroff`, then the QMP power button; SIGKILL after `graceMs`, default 60 s). */
+  override async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    const child = this.qemu;
+    const pid = child?.pid;
+    if (!child || pid === undefined) return;
+    const start = this.qemuStart;
+    const graceMs = opts.graceMs ?? 60_000;
+    if (graceMs > 0) {
+      await this.exec('systemctl poweroff', { check: false, timeoutMs: 15_000 }).catch(() => undefined);
+      if (!(await waitForExit(pid, start, graceMs / 2))) {
+        await qmp(this.qmpSocket, 'system_powerdown').catch(() => undefined);
+        await waitForExit(pid, start, graceMs / 2);
+      }
+    }
+    if (await processAlive(pid, start)) {
+      signalProcess(pid, 'SIGKILL');
+      await waitForExit(pid, start, 10_000);
+    }
+    if (this.qemu === child) {
+      this.qemu = undefined;
+      this.qemuStart = undefined;
+    }
+    await this.recordOwner();
+  }
+
+  /** Reboots the guest for real (`systemctl reboot`: the kernel restarts, QEMU stays) and waits until it is back with another boot id. */
+  override async reboot(opts: { timeoutMs?: number } = {}): Promise<void> {
+    if (!this.qemu) throw new Error(`${this.machine} is not running`);
+    const before = (await this.exec('cat /proc/sys/kernel/random/boot_id')).stdout.trim();
+    await this.exec('systemctl reboot', { check: false, timeoutMs: 30_000 }).catch(() => undefined);
+    const timeoutMs = opts.timeoutMs ?? this.setup.bootTimeoutMs;
+    const started = Date.now();
+    for (;;) {
+      if (!this.qemu) throw new Error(`${this.machine}: qemu exited during the reboot`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`${this.machine} did not come back from a reboot within ${timeoutMs} ms\n--- console:\n${await this.consoleTail(30)}`);
+      if (await probeTcp(this.ip, 22, 'SSH-', 2_000)) {
+        const r = await this.exec('cat /proc/sys/kernel/random/boot_id', { check: false, timeoutMs: 20_000 }).catch(() => undefined);
+        const now = r?.exitCode === 0 ? r.stdout.trim() : '';
+        if (now !== '' && now !== before) {
+          this.setup.log(`${this.machine}: rebooted in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+          return;
+        }
+      }
+      await sleep(1_000);
+    }
+  }
+
+  /** Runs `command` with /bin/sh in the guest as root, over SSH with the lab's management key. */
+  override async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (!this.qemu) throw new Error(`${this.machine} is not running`);
+    const r = await run('ssh', [...sshOptions(this.vm.managementKey.privateKeyPath), `root@${this.ip}`, `${VM_PATH_ENV} ${shellQuote(command)}`], {
+      check: false,
+      timeoutMs: opts.timeoutMs ?? 120_000,
+      input: opts.input,
+    });
+    const result = { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? 128 };
+    if ((opts.check ?? true) && result.exitCode !== 0)
+      throw new Error(`on ${this.machine} (VM): \`${command}\` exited with ${result.exitCode}\n${tail(r.stderr, 20)}\n${tail(r.stdout, 10)}`);
+    return result;
+  }
+
+  /**
+   * Adds a sparse raw disk of `sizeBytes` as the next /dev/vdX: hot-plugged through QMP into a
+   * running VM (a virtio-blk PCI device), and given to QEMU on every later boot.
+   */
+  override async addDisk(sizeBytes: number): Promise<LabDisk> {
+    const letter = String.fromCharCode('b'.charCodeAt(0) + this.disks.length);
+    const name = `vd${letter}`;
+    await mkdir(join(this.dir, 'disks'), { recursive: true });
+    const file = join(this.dir, 'disks', `${name}.img`);
+    await run('truncate', ['-s', String(sizeBytes), file]);
+    const disk: LabDisk = { device: `/dev/${name}`, loop: '', file, sizeBytes };
+    this.disks.push(disk);
+    await this.recordOwner();
+    if (this.qemu) {
+      await qmp(this.qmpSocket, 'blockdev-add', {
+        'node-name': name,
+        driver: 'raw',
+        discard: 'unmap',
+        file: { driver: 'file', filename: file },
+      });
+      await qmp(this.qmpSocket, 'device_add', { driver: 'virtio-blk-pci', drive: name, id: `dev-${name}`, serial: `carlab-${name}` });
+      // The guest names it by probe order: check it is where this host says.
+      const link = `/dev/disk/by-id/virtio-carlab-${name}`;
+      const r = await this.exec(`for i in $(seq 60); do [ -e ${link} ] && break; udevadm settle; sleep 0.5; done; readlink -f ${link}`, { timeoutMs: 60_000 });
+      const device = r.stdout.trim();
+      if (device !== disk.device) throw new Error(`${this.machine}: the hot-plugged disk ${name} is ${device || 'missing'} in the guest`);
+    }
+    return disk;
+  }
+
+  /** @internal */
+  override async teardown(graceMs: number): Promise<void> {
+    await this.stop({ graceMs: Math.min(graceMs, 20_000) });
     await cleanupSlot(this.slot, await readOwner(this.slot), graceMs);
   }
 }
@@ -984,19 +1359,35 @@ export async function createLab(opts: CreateLabOptions): Promise<Lab> {
   const specs: HostSpec[] = typeof opts.hosts === 'number' ? Array.from({ length: opts.hosts }, () => ({})) : [...opts.hosts];
   if (specs.length < 1) throw new Error('createLab: at least one host');
   const labName = opts.name ?? 'lab';
-  const image = await ensureImage({ log, ...opts.image });
+  const vmOpts: VmOptions | undefined = opts.vm === true ? {} : opts.vm === false ? undefined : opts.vm;
+  const kinds: HostKind[] = specs.map((s) => s.kind ?? (opts.vm ? 'vm' : 'container'));
+  const vmCount = kinds.filter((k) => k === 'vm').length;
+  let vmImage: LabImage | undefined;
+  let accel: AccelChoice | undefined;
+  if (vmCount > 0) {
+    const missing = await checkVmRequirements();
+    if (missing.length) throw new Error(`VM hosts cannot run on this machine; missing: ${missing.join('; ')}`);
+    vmImage = await ensureImage({ log, ...(vmOpts?.image ?? VM_IMAGE) });
+    if (!vmImage.vm) throw new Error(`createLab: image ${vmImage.name} is not a VM image (ImageOptions.vm)`);
+    accel = await chooseAccel(vmImage.vm.kernel, LAB_RUN_DIR, log);
+    log(`lab ${labName}: ${vmCount} VM host(s) under ${accel.accel} (${accel.reason})`);
+  }
+  const image = vmCount === specs.length && vmImage ? vmImage : await ensureImage({ log, ...opts.image });
   const persistent = opts.persistent ?? false;
 
   const lock = await acquireFileLock(GLOBAL_LOCK, GLOBAL_LOCK_TIMEOUT_MS, 'lab allocation');
   const slots: number[] = [];
+  let managementKey: KeyPair | undefined;
   try {
+    // One management key for every VM host of this machine (made under the lock: concurrent labs share it).
+    if (vmCount > 0) managementKey = await generateKeyPair(join(LAB_STATE_DIR, 'vm'), 'mgmt_ed25519');
     await sweepLocked({ log });
     await ensureBridge();
     const taken = new Set(await listSlots());
     const netns = new Set(await listNetns());
     const links = new Set(await listLinks());
     for (let s = 1; s <= MAX_SLOTS && slots.length < specs.length; s++) {
-      if (taken.has(s) || netns.has(machineName(s)) || links.has(vethName(s))) continue;
+      if (taken.has(s) || netns.has(machineName(s)) || links.has(vethName(s)) || links.has(tapName(s))) continue;
       await mkdir(slotDir(s), { recursive: true });
       await writeOwner(s, {
         pid: process.pid,
@@ -1017,21 +1408,28 @@ export async function createLab(opts: CreateLabOptions): Promise<Lab> {
     await lock.release();
   }
 
-  const hosts = specs.map(
-    (spec, i) =>
-      new LabHost({
-        slot: slots[i] ?? 0,
-        hostname: spec.hostname ?? machineName(slots[i] ?? 0),
-        seed: spec.seed ?? seedFor(opts, i),
-        labName,
-        persistent,
-        image,
-        nspawnArgs: opts.nspawnArgs ?? [],
-        bootTimeoutMs: opts.bootTimeoutMs ?? 120_000,
-        nameserver: opts.nameserver,
-        log,
-      }),
-  );
+  const hosts = specs.map((spec, i) => {
+    const setup: HostSetup = {
+      kind: kinds[i] ?? 'container',
+      slot: slots[i] ?? 0,
+      hostname: spec.hostname ?? machineName(slots[i] ?? 0),
+      seed: spec.seed ?? seedFor(opts, i),
+      labName,
+      persistent,
+      image,
+      nspawnArgs: opts.nspawnArgs ?? [],
+      bootTimeoutMs: opts.bootTimeoutMs ?? 120_000,
+      nameserver: opts.nameserver,
+      log,
+    };
+    if (setup.kind !== 'vm' || !vmImage || !accel || !managementKey) return new LabHost(setup);
+    return new VmHost({
+      ...setup,
+      image: vmImage,
+      bootTimeoutMs: vmOpts?.bootTimeoutMs ?? 600_000,
+      vm: { accel, memoryMiB: vmOpts?.memoryMiB ?? 1536, cpus: vmOpts?.cpus ?? 1, managementKey },
+    });
+  });
   const names = new Set(hosts.map((h) => h.name));
   const lab = new LabImpl(labName, hosts, image, opts.sshKey, persistent);
   liveLabs.add(lab);
@@ -1077,7 +1475,9 @@ export async function destroyPersistentLabs(opts: { graceMs?: number; removeBrid
 }
 
 /** Slots currently recorded on this machine (for the CLI's `status`). */
-export async function listLabSlots(): Promise<{ machine: string; hostname: string; ip: string; lab: string; pid: number; persistent: boolean; running: boolean }[]> {
+export async function listLabSlots(): Promise<
+  { machine: string; hostname: string; ip: string; lab: string; pid: number; persistent: boolean; running: boolean; kind: HostKind }[]
+> {
   const out = [];
   for (const slot of (await listSlots()).sort((a, b) => a - b)) {
     const o = await readOwner(slot);
@@ -1089,7 +1489,9 @@ export async function listLabSlots(): Promise<{ machine: string; hostname: strin
       lab: o.lab,
       pid: o.pid,
       persistent: o.persistent,
-      running: o.nspawnPid !== undefined && (await processAlive(o.nspawnPid, o.nspawnStart)),
+      running:
+        (o.nspawnPid !== undefined && (await processAlive(o.nspawnPid, o.nspawnStart))) || (o.vmPid !== undefined && (await processAlive(o.vmPid, o.vmStart))),
+      kind: o.kind ?? 'container',
     });
   }
   return out;
@@ -1107,12 +1509,14 @@ export async function labResidue(machines: readonly string[]): Promise<string[]>
     if (slot === undefined) continue;
     if (netns.includes(m)) residue.push(`netns ${m}`);
     if (links.includes(vethName(slot))) residue.push(`link ${vethName(slot)}`);
+    if (links.includes(tapName(slot))) residue.push(`link ${tapName(slot)}`);
     for (const mt of mounts)
       if (mt.mountPoint.startsWith(`${hostDir(slot)}/`) || mt.mountPoint === hostDir(slot) || mt.mountPoint === `/run/netns/${m}`)
         residue.push(`mount ${mt.mountPoint}`);
     for (const p of procs) {
       const i = p.argv.indexOf('-M');
       if ((p.argv[0] ?? '').endsWith('systemd-nspawn') && i >= 0 && p.argv[i + 1] === m) residue.push(`process ${p.pid} ${p.argv.join(' ')}`);
+      if (isQemuOf(p.argv, m)) residue.push(`process ${p.pid} ${p.argv.join(' ')}`);
     }
     for (const d of await cgroupDirs(slot)) {
       if (await exists(d)) residue.push(`cgroup ${d} (${(await cgroupPids(d)).length} processes)`);
