@@ -21,7 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
 import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
-import { CephSystem, DISK_BYTES, why, type Json, type PlaybookRun } from './ceph/system.js';
+import { CephSystem, DISK_BYTES, logSteps, why, type Json, type PlaybookRun } from './ceph/system.js';
 import { CLIENT_ROOT } from './ceph/cinder.checks.js';
 import { poolTests } from './ceph/pool.checks.js';
 import { confMonHost, expectConfNamesMonitors, monitorMap, monitorOnHost, QuorumWatcher, type QuorumReport } from './ceph/mon.checks.js';
@@ -39,13 +39,6 @@ function log(line: string): void {
   process.stderr.write(`[ceph-repair.e2e] ${line}\n`);
 }
 
-/** Where a run's time went: its steps that took half a second or more. */
-function logSteps(run: PlaybookRun): void {
-  for (const s of run.steps) {
-    const took = Number(s.data.time_finished) - Number(s.data.time_started);
-    if (took >= 0.5) log(`  ${took.toFixed(1)} s  ${s.data.name}`);
-  }
-}
 
 describe('day 2 repairs of real Ceph daemons through the API: host maintenance, a failed disk replaced, pools, monitors', { timeout: 30 * 60_000 }, () => {
   let sys: CephSystem;
@@ -110,7 +103,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     const run = await sys.run('maintenance_enter', deployed.clusterId, [inMaintenance]);
     expect(run.execution.data.state, why(run)).toBe('completed');
     log(`enter: ${run.seconds.toFixed(1)} s`);
-    logSteps(run);
+    logSteps(run, log);
     const names = run.steps.map((s) => s.data.name as string);
     expect(names.some((n) => n.startsWith(`Ceph says mon.${host.name} may stop`)), why(run)).toBe(true);
     expect(names.some((n) => n.startsWith(`Ceph says osd.${osds[0]}, osd.${osds[1]} may stop: ok_to_stop=True`)), why(run)).toBe(true);
@@ -188,7 +181,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     const run = await sys.run('maintenance_exit', deployed.clusterId, [inMaintenance]);
     expect(run.execution.data.state, why(run)).toBe('completed');
     log(`exit: ${run.seconds.toFixed(1)} s`);
-    logSteps(run);
+    logSteps(run, log);
     for (const s of run.steps.filter((x) => /^(mon|osd)\.|^Every PG|^noout/.test(x.data.name))) log(`step: ${s.data.name}`);
     expect(run.steps.some((s) => /^osd\.\d+, osd\.\d+ up and in after \d+\.\d s$/.test(s.data.name)), why(run)).toBe(true);
     expect(run.steps.some((s) => s.data.name === `noout unset on ${host.name}`), why(run)).toBe(true);
@@ -244,7 +237,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     await watcher;
     expect(run.execution.data.state, why(run)).toBe('completed');
     log(`replace_osd: ${run.seconds.toFixed(1)} s`);
-    logSteps(run);
+    logSteps(run, log);
     const names = run.steps.map((s) => s.data.name as string);
     expect(names.some((n) => n.startsWith(`osd.${id} marked out`)), why(run)).toBe(true);
     expect(names.some((n) => n.startsWith(`Ceph says osd.${id} may be destroyed`)), why(run)).toBe(true);
@@ -318,7 +311,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     const run = await sys.run('add_mon', deployed.clusterId, [spareId()]);
     expect(run.execution.data.state, why(run)).toBe('completed');
     log(`add_mon: ${run.seconds.toFixed(1)} s`);
-    logSteps(run);
+    logSteps(run, log);
     const steps = monSteps(run);
     for (const s of steps) log(`step: ${s}`);
     expect(steps.some((n) => n.startsWith('every monitor in quorum')), why(run)).toBe(true);

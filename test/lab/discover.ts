@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DISCOVERY_PATHS, generateCloudConfig } from '@carapace/cloud-init';
 import { DMI_PRODUCT_UUID, LAB_GATEWAY, createLab, ensureBridge } from './lab.js';
-import type { HostSpec, ImageOptions, KeyPair, Lab, LabHost } from './lab.js';
+import type { HostSpec, ImageOptions, KeyPair, Lab, LabHost, VmOptions } from './lab.js';
 import { exists, sleep } from './sys.js';
 
 /** Where `npm start` listens for lab hosts when started with `CARAPACE_HTTP_HOST=10.77.0.1`. */
@@ -143,6 +143,8 @@ export interface DiscoverOptions {
   /** Keep the hosts after this process ends (the CLI). */
   persistent?: boolean;
   image?: ImageOptions;
+  /** Settings of the hosts whose spec says `kind: 'vm'`. */
+  vm?: VmOptions;
   sshKey?: KeyPair;
   /** `operational` (default; needs `access.credentials`, else `registered`), `registered`, or `none` (boot only). */
   waitFor?: 'operational' | 'registered' | 'none';
@@ -177,7 +179,7 @@ export async function discoverLab(opts: DiscoverOptions): Promise<DiscoveredLab>
   const log = opts.log ?? ((line: string) => process.stderr.write(`[carapace-lab] ${line}\n`));
   const userData = discoveryUserData(opts.access);
   const specs: HostSpec[] = (typeof opts.hosts === 'number' ? Array.from({ length: opts.hosts }, () => ({})) : opts.hosts).map((s) => ({ ...s, seed: { userData } }));
-  const lab = await createLab({ hosts: specs, name: opts.name ?? 'discover', persistent: opts.persistent, image: opts.image, sshKey: opts.sshKey, log });
+  const lab = await createLab({ hosts: specs, name: opts.name ?? 'discover', persistent: opts.persistent, image: opts.image, vm: opts.vm, sshKey: opts.sshKey, log });
   const hosts: DiscoveredHost[] = await Promise.all(lab.hosts.map(async (host) => ({ host, serverId: await serverIdOf(host) })));
   const timings: DiscoveredLab['timings'] = { bootedS: since() };
   const waitFor = opts.waitFor === 'operational' && !opts.access.credentials ? 'registered' : (opts.waitFor ?? (opts.access.credentials ? 'operational' : 'registered'));

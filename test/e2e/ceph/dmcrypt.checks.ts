@@ -3,6 +3,7 @@
 // asking for dmcrypt fails at the pre-flight with that reason, before anything is changed.
 import { expect } from 'vitest';
 import { why, type CephSystem, type Json } from './system.js';
+import { lvmOsds } from './vm-osd.checks.js';
 
 /**
  * cluster_deploy with `dmcrypt: true` on hosts without device-mapper: the execution fails in
@@ -30,18 +31,15 @@ export async function dmcryptRefusedAtPreflight(sys: CephSystem, serverIds: stri
   await sys.api.ok('DELETE', `/v1/cluster/${clusterId}/`);
 }
 
-/** Every OSD of the cluster is an encrypted `ceph-volume lvm` OSD whose data volume is LUKS. */
+/** Every OSD of these hosts is an encrypted `ceph-volume lvm` OSD whose data volume is LUKS. */
 export async function expectEncryptedOsds(sys: CephSystem, serverIds: string[], disksPerHost: number): Promise<void> {
   for (const id of serverIds) {
     const host = sys.host(id);
-    const listing = JSON.parse((await host.exec('ceph-volume lvm list --format json')).stdout) as Record<string, Json[]>;
-    const blocks = Object.values(listing)
-      .flat()
-      .filter((v) => v.type === 'block');
-    expect(blocks.length, host.name).toBe(disksPerHost);
-    for (const block of blocks) {
-      expect(block.tags?.['ceph.encrypted'], `${host.name} ${block.lv_path}`).toBe('1');
-      expect((await host.exec(`cryptsetup isLuks ${block.lv_path}`, { check: false })).exitCode, `${host.name}: ${block.lv_path} is not LUKS`).toBe(0);
+    const osds = await lvmOsds(host);
+    expect(osds.length, host.name).toBe(disksPerHost);
+    for (const osd of osds) {
+      expect(osd.encrypted, `${host.name} ${osd.lvPath}: ceph.encrypted`).toBe(true);
+      expect((await host.exec(`cryptsetup isLuks ${osd.lvPath}`, { check: false })).exitCode, `${host.name}: ${osd.lvPath} is not LUKS`).toBe(0);
     }
   }
 }

@@ -7,13 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CEPH_IMAGE } from '../../lab/ceph.js';
 import { controlPlaneAccess, discoverLab } from '../../lab/discover.js';
-import { ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../../lab/lab.js';
+import { ensureBridge, LAB_GATEWAY, LAB_RUN_DIR, type Lab, type LabHost } from '../../lab/lab.js';
+import { acquireFileLock, type HeldLock } from '../../lab/sys.js';
 import { ADMIN_PASSWORD, Api, ControlPlane, eventually } from '../system.js';
 
 export type Json = Record<string, any>;
 
 /** 6 GiB: BlueStore's minimum is far below, and sparse files cost only what is written. */
 export const DISK_BYTES = 6 * 1024 ** 3;
+/** A VM host's memory: the guest and an OSD or two (BlueStore's cache stays far below osd_memory_target under the tests' light load). */
+export const VM_MEMORY_MIB = 3072;
 
 /** One host's line of the PLAY RECAP. */
 export interface RecapLine {
@@ -66,8 +69,22 @@ export interface CephSystemOptions {
   hosts: number;
   /** Disks per host (DISK_BYTES each). */
   disks: number;
+  /**
+   * Virtual machines (test/lab/README.md, VM hosts) after the containers, for what needs a
+   * kernel of its own: LVM and dm-crypt OSDs, reboots. They boot while the containers do.
+   */
+  vms?: { count: number; disks: number; memoryMiB?: number };
   log?: (line: string) => void;
 }
+
+/**
+ * One Ceph system at a time on this machine: the test files that run one are spread through
+ * the suite's queue (test/sequencer.ts), and this lock makes sure that two of them,
+ * or a bench beside a test, never run clusters side by side on two cores.
+ */
+const CEPH_SYSTEM_LOCK = join(LAB_RUN_DIR, 'ceph-system.lock');
+/** Longer than the longest file that holds it (test/sequencer.ts, HEAVY_MINUTES). */
+const CEPH_SYSTEM_LOCK_WAIT_MS = 45 * 60_000;
 
 /** A running control plane and its discovered Ceph-ready hosts. */
 export class CephSystem {
@@ -78,32 +95,44 @@ export class CephSystem {
     /** Server models (from the API, after discovery), in the order of `lab.hosts`. */
     readonly servers: Json[],
     private readonly dir: string,
+    private readonly lock: HeldLock,
   ) {}
 
   static async start(opts: CephSystemOptions): Promise<CephSystem> {
+    const waitStarted = Date.now();
+    const lock = await acquireFileLock(CEPH_SYSTEM_LOCK, CEPH_SYSTEM_LOCK_WAIT_MS, `a Ceph system (${opts.name})`);
+    const waited = (Date.now() - waitStarted) / 1000;
+    if (waited > 1) (opts.log ?? ((l: string) => process.stderr.write(`[ceph-system] ${l}\n`)))(`${opts.name}: waited ${waited.toFixed(0)} s for another Ceph system to end`);
     const dir = mkdtempSync(join(tmpdir(), `carapace-${opts.name}-`));
-    await ensureBridge();
-    // No CARAPACE_DISCOVERY_TOKEN: the control plane generates one in its data dir, where the lab reads it.
-    const cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env: { CARAPACE_DISCOVERY_TOKEN: '' } });
+    let cp: ControlPlane | undefined;
     try {
+      await ensureBridge();
+      // No CARAPACE_DISCOVERY_TOKEN: the control plane generates one in its data dir, where the lab reads it.
+      cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env: { CARAPACE_DISCOVERY_TOKEN: '' } });
       const api = new Api(cp.url);
       await api.login();
       const access = await controlPlaneAccess({ dataDir: cp.dataDir, url: cp.url, env: { CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
       const discovered = await discoverLab({
         name: opts.name,
-        hosts: Array.from({ length: opts.hosts }, () => ({ disks: Array.from({ length: opts.disks }, () => DISK_BYTES) })),
+        hosts: [
+          ...Array.from({ length: opts.hosts }, () => ({ kind: 'container' as const, disks: Array.from({ length: opts.disks }, () => DISK_BYTES) })),
+          ...Array.from({ length: opts.vms?.count ?? 0 }, () => ({ kind: 'vm' as const, disks: Array.from({ length: opts.vms?.disks ?? 0 }, () => DISK_BYTES) })),
+        ],
         access,
         image: CEPH_IMAGE,
-        timeoutMs: 240_000,
+        vm: opts.vms ? { memoryMiB: opts.vms.memoryMiB ?? VM_MEMORY_MIB } : undefined,
+        // A VM boots in 1.5 to 3 minutes under TCG, then cloud-init and discovery run in it.
+        timeoutMs: opts.vms ? 600_000 : 240_000,
         log: opts.log,
       });
       const servers: Json[] = [];
       for (const h of discovered.hosts) servers.push(await api.ok('GET', `/v1/server/${h.serverId}/`));
-      return new CephSystem(cp, api, discovered.lab, servers, dir);
+      return new CephSystem(cp, api, discovered.lab, servers, dir, lock);
     } catch (err) {
-      await cp.stop().catch(() => undefined);
-      cp.removeData();
+      await cp?.stop().catch(() => undefined);
+      cp?.removeData();
       rmSync(dir, { recursive: true, force: true });
+      await lock.release();
       throw err;
     }
   }
@@ -171,6 +200,15 @@ export class CephSystem {
     await this.lab.destroy().catch(() => undefined);
     this.cp.removeData();
     rmSync(this.dir, { recursive: true, force: true });
+    await this.lock.release();
+  }
+}
+
+/** Where a run's time went: its steps that took half a second or more, one line each. */
+export function logSteps(run: PlaybookRun, log: (line: string) => void): void {
+  for (const s of run.steps) {
+    const took = Number(s.data.time_finished) - Number(s.data.time_started);
+    if (took >= 0.5) log(`  ${took.toFixed(1)} s  ${s.data.name}`);
   }
 }
 

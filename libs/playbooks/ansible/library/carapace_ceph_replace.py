@@ -19,7 +19,10 @@ description:
   - mode=undrain, on a monitor (the clean-up of a failed or canceled run): the OSDs Carapace
     marked out that are still up are marked in again.
   - mode=stop, on the OSDs' host: stops and disables ceph-osd@ID and the OSDs' activation
-    units, and clears their failed state.
+    units, clears their failed state, and closes the device-mapper devices the old disk
+    carried (an encrypted OSD's dm-crypt mapping, an lvm OSD's logical volume: read from the
+    OSD's block before its directory is unmounted), which would otherwise stay open on a
+    failed or pulled disk. The old disk itself is not touched.
   - mode=destroy, on a monitor: `ceph osd down`, until Ceph sees them down, then `ceph osd
     destroy ID` without --yes-i-really-mean-it (the manager asks safe-to-destroy once more),
     and checks they are destroyed.
@@ -53,7 +56,7 @@ import shutil
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import osd_activation_units, run, tail
+from ansible.module_utils.carapace_ceph import osd_activation_units, osd_device_mapper_chain, remove_device_mapper_chain, run, tail
 from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
@@ -241,6 +244,8 @@ def stop(p):
     ids = [o["id"] for o in p["osds"]]
     units = ["ceph-osd@%s.service" % i for i in ids]
     activation = osd_activation_units(ids)
+    # Read before the directories are unmounted: what each OSD's block sits on (lvm OSDs).
+    chains = dict((i, osd_device_mapper_chain(i)) for i in ids)
     rc, out, err = run(["systemctl", "disable", "--now"] + units + activation, timeout=p["daemon_timeout"])
     if rc != 0:
         raise Refused("systemctl disable --now %s: %s" % (" ".join(units + activation), tail(err or out)))
@@ -249,7 +254,16 @@ def stop(p):
         path = "/var/lib/ceph/osd/ceph-%s" % i
         if os.path.ismount(path):
             run(["umount", path], timeout=60)
-    return [step("%s stopped and disabled%s" % (", ".join(units), "; %s disabled" % ", ".join(activation) if activation else ""), started, changed=True)]
+    steps = [step("%s stopped and disabled%s" % (", ".join(units), "; %s disabled" % ", ".join(activation) if activation else ""), started, changed=True)]
+    # The old disk's device-mapper devices (its dm-crypt mapping, its logical volume) would stay
+    # open on a disk that failed or is about to be pulled: closed here, the disk left as it is.
+    for i in ids:
+        removed, problems = remove_device_mapper_chain(chains[i])
+        if removed or problems:
+            steps.append(step("osd.%s: the old disk's device-mapper devices %s%s" % (
+                i, "closed: %s" % ", ".join(removed) if removed else "not closed",
+                "; still open: %s" % "; ".join(problems) if problems else ""), started, changed=bool(removed)))
+    return steps
 
 
 def device_size(device):

@@ -193,6 +193,44 @@ def osd_activation_units(osd_ids):
     return found
 
 
+def osd_device_mapper_chain(osd_id):
+    """The device-mapper devices under OSD OSD_ID's `block` on this host, top first, by their
+    dm names: [the dm-crypt mapping, the logical volume] for an encrypted ceph-volume lvm OSD,
+    [the logical volume] for a plain one, [] for a raw OSD on a whole disk or when the OSD's
+    directory holds no `block` (not activated). Read from sysfs, so it works when the disk
+    under them failed and LVM can no longer read its metadata."""
+    link = "/var/lib/ceph/osd/ceph-%s/block" % osd_id
+    if not os.path.islink(link):
+        return []
+    dev = os.path.basename(os.path.realpath(link))
+    names = []
+    while dev.startswith("dm-") and os.path.isdir("/sys/block/%s/dm" % dev):
+        with open("/sys/block/%s/dm/name" % dev) as f:
+            names.append(f.read().strip())
+        slaves = os.listdir("/sys/block/%s/slaves" % dev)
+        if len(slaves) != 1:
+            break
+        dev = slaves[0]
+    return names
+
+
+def remove_device_mapper_chain(names, timeout=60):
+    """Removes device-mapper devices top first (`dmsetup remove --retry`: for a dm-crypt
+    mapping the same as `cryptsetup close`, for a logical volume the same as deactivating it).
+    Returns the names removed and, for those that could not be (still open), why."""
+    removed, problems = [], []
+    for name in names:
+        if not os.path.exists("/dev/mapper/%s" % name):
+            continue
+        rc, out, err = run(["dmsetup", "remove", "--retry", name], timeout=timeout)
+        if rc == 0:
+            removed.append(name)
+        else:
+            problems.append("%s: %s" % (name, tail(err or out)))
+            break
+    return removed, problems
+
+
 def make_mon_store(name, fsid, mon_keyring, monmap, timeout=300):
     """Makes the store of monitor NAME in /var/lib/ceph/mon/ceph-NAME (owned by ceph) with
     ceph-mon --mkfs from the mon. keyring and a monitor map (bytes), both written to a private
