@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRequirements, createLab, ensureImage, generateKeyPair, labResidue, sshExec } from './lab.js';
+import { ansibleUserSeed, SEEDED_MARKER } from './seed-fixture.js';
 import type { KeyPair, Lab, LabHost } from './lab.js';
 
 /** The first run builds the image with debootstrap (a few minutes; another test file may be building it). */
@@ -24,18 +25,7 @@ describe('lab: a host booted with a cloud-init NoCloud seed', () => {
     dir = await mkdtemp(join(tmpdir(), 'carapace-lab-cloud-init-'));
     key = await generateKeyPair(dir);
     await ensureImage();
-    const userData = [
-      '#cloud-config',
-      'users:',
-      '  - name: ansible',
-      '    shell: /bin/bash',
-      '    sudo: "ALL=(ALL) NOPASSWD:ALL"',
-      '    ssh_authorized_keys:',
-      `      - ${key.publicKey}`,
-      'runcmd:',
-      "  - [ sh, -c, 'echo seeded-by-cloud-init > /var/lib/carapace-seeded' ]",
-      '',
-    ].join('\n');
+    const userData = ansibleUserSeed(key.publicKey);
     // No sshKey for root: the seed alone must make the host reachable.
     lab = await createLab({ hosts: 1, name: 'cloud-init-test', seeds: [{ userData }] });
   }, SETUP_TIMEOUT_MS);
@@ -57,7 +47,7 @@ describe('lab: a host booted with a cloud-init NoCloud seed', () => {
 
   it('created the user and ran runcmd', async () => {
     expect((await host().exec('id -un ansible')).stdout.trim()).toBe('ansible');
-    expect((await host().exec('cat /var/lib/carapace-seeded')).stdout).toBe('seeded-by-cloud-init\n');
+    expect((await host().exec(`cat ${SEEDED_MARKER.path}`)).stdout).toBe(SEEDED_MARKER.content);
     expect((await host().exec('hostname')).stdout.trim()).toBe(host().name);
   }, 60_000);
 

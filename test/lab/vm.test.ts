@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostDeviceMapperStatus } from './ceph.js';
 import { VmHost, checkRequirements, createLab, generateKeyPair, labResidue, sshExec } from './lab.js';
+import { ansibleUserSeed, SEEDED_MARKER } from './seed-fixture.js';
 import type { KeyPair, Lab } from './lab.js';
 import { listProcesses, processAlive, run } from './sys.js';
 import { checkVmRequirements, tapName } from './vm.js';
@@ -31,18 +32,7 @@ describe('lab: a VM host with a kernel of its own (QEMU; KVM if it works, else T
     expect(await checkVmRequirements(), 'VM hosts need these on this machine').toEqual([]);
     dir = await mkdtemp(join(tmpdir(), 'carapace-lab-vm-'));
     key = await generateKeyPair(dir);
-    const userData = [
-      '#cloud-config',
-      'users:',
-      '  - name: ansible',
-      '    shell: /bin/bash',
-      '    sudo: "ALL=(ALL) NOPASSWD:ALL"',
-      '    ssh_authorized_keys:',
-      `      - ${key.publicKey}`,
-      'runcmd:',
-      "  - [ sh, -c, 'echo seeded-by-cloud-init > /var/lib/carapace-seeded' ]",
-      '',
-    ].join('\n');
+    const userData = ansibleUserSeed(key.publicKey);
     lab = await createLab({ hosts: [{ kind: 'vm', seed: { userData }, disks: [2 * GIB] }], name: 'vm-test' });
   }, SETUP_TIMEOUT_MS);
 
@@ -72,7 +62,7 @@ describe('lab: a VM host with a kernel of its own (QEMU; KVM if it works, else T
     expect(r.exitCode, `cloud-init status:\n${r.stdout}${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/^status: done$/m);
     expect(r.stdout).toMatch(/NoCloud/);
-    expect((await h.exec('cat /var/lib/carapace-seeded')).stdout).toBe('seeded-by-cloud-init\n');
+    expect((await h.exec(`cat ${SEEDED_MARKER.path}`)).stdout).toBe(SEEDED_MARKER.content);
     const ssh = await sshExec(h, 'whoami && sudo -n whoami && hostname', { user: 'ansible', privateKeyPath: key.privateKeyPath });
     expect(ssh.stdout.trim().split('\n')).toEqual(['ansible', 'root', h.name]);
     expect((await sshExec(h, 'true', { privateKeyPath: key.privateKeyPath, check: false })).exitCode).toBe(255);

@@ -3,7 +3,7 @@
 // the documented way. Playbooks run only through the public API; what Ceph says is read on
 // the hosts themselves.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CEPH_IMAGE } from '../../lab/ceph.js';
 import { controlPlaneAccess, discoverLab } from '../../lab/discover.js';
@@ -85,6 +85,29 @@ export interface CephSystemOptions {
 const CEPH_SYSTEM_LOCK = join(LAB_RUN_DIR, 'ceph-system.lock');
 /** Longer than the longest file that holds it (test/sequencer.ts, HEAVY_MINUTES). */
 const CEPH_SYSTEM_LOCK_WAIT_MS = 45 * 60_000;
+/**
+ * How much more CPU priority a Ceph system takes (nice, inherited by what it starts: the
+ * control plane, ansible-playbook, the containers' daemons, QEMU): the Ceph files are the
+ * suite's longest path, and the light files beside them have time to spare.
+ */
+const CEPH_SYSTEM_NICE_BOOST = 5;
+
+/** Raises this process's priority (root only; elsewhere nothing changes); returns how to put it back. */
+function boostPriority(): () => void {
+  const before = getPriority();
+  try {
+    setPriority(Math.max(-20, before - CEPH_SYSTEM_NICE_BOOST));
+  } catch {
+    return () => undefined;
+  }
+  return () => {
+    try {
+      setPriority(before);
+    } catch {
+      // lowering back never fails for root; nothing to do otherwise
+    }
+  };
+}
 
 /** A running control plane and its discovered Ceph-ready hosts. */
 export class CephSystem {
@@ -96,6 +119,7 @@ export class CephSystem {
     readonly servers: Json[],
     private readonly dir: string,
     private readonly lock: HeldLock,
+    private readonly restorePriority: () => void,
   ) {}
 
   static async start(opts: CephSystemOptions): Promise<CephSystem> {
@@ -103,6 +127,7 @@ export class CephSystem {
     const lock = await acquireFileLock(CEPH_SYSTEM_LOCK, CEPH_SYSTEM_LOCK_WAIT_MS, `a Ceph system (${opts.name})`);
     const waited = (Date.now() - waitStarted) / 1000;
     if (waited > 1) (opts.log ?? ((l: string) => process.stderr.write(`[ceph-system] ${l}\n`)))(`${opts.name}: waited ${waited.toFixed(0)} s for another Ceph system to end`);
+    const restorePriority = boostPriority();
     const dir = mkdtempSync(join(tmpdir(), `carapace-${opts.name}-`));
     let cp: ControlPlane | undefined;
     try {
@@ -127,11 +152,12 @@ export class CephSystem {
       });
       const servers: Json[] = [];
       for (const h of discovered.hosts) servers.push(await api.ok('GET', `/v1/server/${h.serverId}/`));
-      return new CephSystem(cp, api, discovered.lab, servers, dir, lock);
+      return new CephSystem(cp, api, discovered.lab, servers, dir, lock, restorePriority);
     } catch (err) {
       await cp?.stop().catch(() => undefined);
       cp?.removeData();
       rmSync(dir, { recursive: true, force: true });
+      restorePriority();
       await lock.release();
       throw err;
     }
@@ -200,6 +226,7 @@ export class CephSystem {
     await this.lab.destroy().catch(() => undefined);
     this.cp.removeData();
     rmSync(this.dir, { recursive: true, force: true });
+    this.restorePriority();
     await this.lock.release();
   }
 }

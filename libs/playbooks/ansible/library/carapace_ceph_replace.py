@@ -9,8 +9,9 @@ module: carapace_ceph_replace
 short_description: Replaces the disks of OSDs, keeping their ids, each step behind Ceph's own checks
 description:
   - mode=locate, on a monitor: each OSD must exist and sit under the host's CRUSH bucket
-    (host); returns, for each, whether it is up, in and already destroyed. Fails naming every
-    problem, having changed nothing.
+    (host), and an encrypted one (its dm-crypt key in config-key) is only replaced with
+    dmcrypt; returns, for each, whether it is up, in, already destroyed and encrypted. Fails
+    naming every problem, having changed nothing.
   - mode=drain, on a monitor: marks out the OSDs that are in (marked as Carapace's in the
     config-key store, carapace/replace/ID), then waits (safe_to_destroy_timeout) until `ceph osd
     safe-to-destroy` names each in safe_to_destroy and nothing in active, missing_stats or
@@ -99,11 +100,26 @@ def locate(p):
         if host != p["host"]:
             problems.append("osd.%s is %s, not on %s" % (i, "on " + host if host else "under no host (%s)" % tail(err, 1), p["host"]))
             continue
+        encrypted = is_encrypted(state.get("uuid"), timeout)
+        if encrypted and not p["dmcrypt"]:
+            problems.append(
+                "osd.%s is encrypted (the monitors hold its dm-crypt key): give dmcrypt: true, so that its replacement is"
+                " encrypted too; Carapace does not put an encrypted OSD's data in clear" % i)
+            continue
         found[i] = {"up": bool(state.get("up")), "in": bool(state.get("in")), "destroyed": "destroyed" in (state.get("state") or []),
-                    "up_from": int(state.get("up_from", 0) or 0)}
+                    "up_from": int(state.get("up_from", 0) or 0), "encrypted": encrypted}
     if problems:
         raise Refused("; ".join(problems))
     return found
+
+
+def is_encrypted(uuid, timeout):
+    """Whether the OSD of this uuid is a dm-crypt OSD: ceph-volume keeps its key in the
+    monitors' config-key store, dm-crypt/osd/UUID/luks (until `osd destroy` removes it)."""
+    if not uuid or uuid == "00000000-0000-0000-0000-000000000000":
+        return False
+    rc, _ = ceph_command(["config-key", "exists", "dm-crypt/osd/%s/luks" % uuid], timeout)
+    return rc == 0
 
 
 def safe_to_destroy(ids, timeout):

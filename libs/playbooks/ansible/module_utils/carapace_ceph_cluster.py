@@ -85,6 +85,7 @@ _LIBRADOS_COMMANDS = {
     ("osd", "in"): ("mon", ["ids*"]),
     ("mgr", "fail"): ("mon", ["who"]),
     ("config-key", "dump"): ("mon", ["key"]),
+    ("config-key", "exists"): ("mon", ["key"]),
     ("config-key", "set"): ("mon", ["key", "val"]),
     ("config-key", "rm"): ("mon", ["key"]),
     ("osd", "set-group"): ("mon", ["flags", "who*"]),
