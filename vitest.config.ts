@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import SpreadSequencer from './test/sequencer.js';
+import LaneSequencer from './test/sequencer.js';
 
 /** Every test file. */
 const ALL = [
@@ -46,11 +46,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // Two files at a time even on two cores: most files wait on processes, SSH and Ceph more than
-    // they compute. The files that run a Ceph cluster are spread through the queue so that one
-    // worker walks them while the other takes the light files (test/sequencer.ts), and
-    // never run two at once (test/e2e/ceph/system.ts, the Ceph system lock).
+    // they compute. The files that run a Ceph cluster go first, in two lanes side by side
+    // (containers; a VM host under TCG), then the light files (test/sequencer.ts); a lock per
+    // lane keeps one Ceph system of each kind at a time (test/e2e/ceph/system.ts).
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    sequence: { sequencer: SpreadSequencer },
+    sequence: { sequencer: LaneSequencer },
     // One PostgreSQL server for the run (test/support/README.md, PostgreSQL), shared by both projects.
     globalSetup: ['test/support/postgres.global-setup.ts'],
     projects: [

@@ -2,21 +2,15 @@
 // disks discover themselves, then cluster_deploy, a second deploy that changes nothing,
 // add_osd, remove_osd (and the one that would lose data), cinder_integration and
 // purge_cluster run as executions, and each result is checked on the daemons themselves.
-// A VM host (a kernel of its own, test/lab/README.md) proves what containers cannot: an LVM
-// OSD, an encrypted one whose key only the monitors hold, a real reboot that brings it back
-// unlocked by itself, replace_osd and remove_osd of an encrypted OSD.
+// LVM and encrypted OSDs, which need a kernel of its own, are in ceph-vm.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LabHost } from '../lab/lab.js';
-import { deployAndCheck, redeployUnchanged, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
+import { deployAndCheck, redeployUnchanged, type DeployedCluster } from './ceph/deploy.checks.js';
 import { cinderIntegrationAndCheck } from './ceph/cinder.checks.js';
-import { dmcryptRefusedAtPreflight, expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
+import { dmcryptRefusedAtPreflight } from './ceph/dmcrypt.checks.js';
 import { addOsdAndCheck, addOsdDmcryptRefusedAtPreflight, removeOsdAndCheck, removeOsdRefusedWhenDataWouldBeLost } from './ceph/osd.checks.js';
 import { purgeAndCheck } from './ceph/purge.checks.js';
-import { CephSystem, DISK_BYTES, logSteps, why, type Json } from './ceph/system.js';
-import { cryptMappings, dmcryptKey, expectKeyNotOnDisks, lvmOsds, upAndIn, type LvmOsd } from './ceph/vm-osd.checks.js';
+import { CephSystem } from './ceph/system.js';
 import { deviceMapperAvailable } from '../lab/ceph.js';
-import { checkVmRequirements } from '../lab/vm.js';
-import { eventually } from './system.js';
 
 const HOSTS = 4;
 const DISKS = 2;
@@ -25,25 +19,16 @@ const DEPLOYED = 3;
 /**
  * Container hosts share the machine's kernel: where it has no device-mapper (this lab's
  * machine), dmcrypt is refused on them at the pre-flight, which these tests check; encrypted
- * OSDs are made on the VM host, which has a kernel of its own.
+ * OSDs are made on a VM host, which has a kernel of its own (ceph-vm.e2e.test.ts).
  */
 const DM = deviceMapperAvailable();
-/** VM hosts need root, QEMU and tap devices (test/lab/README.md, VM hosts): where they cannot start, the VM tests say so. */
-const VM_MISSING = await checkVmRequirements();
-const VM = VM_MISSING.length === 0;
-const NO_VM = `skipped: no VM host can start on this machine (missing: ${VM_MISSING.join('; ')}; see test/lab/README.md)`;
-
-function log(line: string): void {
-  process.stderr.write(`[ceph.e2e] ${line}\n`);
-}
 
 describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () => {
   let sys: CephSystem;
   let deployed: DeployedCluster;
 
   beforeAll(async () => {
-    // The VM host boots (1.5 to 3 minutes under TCG) while the containers do.
-    sys = await CephSystem.start({ name: 'e2e-ceph', hosts: HOSTS, disks: DISKS, vms: VM ? { count: 1, disks: 1 } : undefined });
+    sys = await CephSystem.start({ name: 'e2e-ceph', hosts: HOSTS, disks: DISKS });
   }, 40 * 60_000);
 
   afterAll(async () => {
@@ -87,129 +72,6 @@ describe('Ceph on real daemons through the API', { timeout: 20 * 60_000 }, () =>
 
   it('removes the fourth host: OSDs gone, devices wiped, no object lost, healthy; a second run changes nothing', async () => {
     await removeOsdAndCheck(sys, deployed, [fourth()]);
-  });
-
-  // ---- a VM host: LVM and dm-crypt OSDs, a reboot (one disk, then a second for replace_osd) --
-
-  const vmId = (): string => sys.servers[HOSTS]?.id as string;
-  const vm = (): LabHost => sys.host(vmId());
-  const mon = (): LabHost => sys.host(deployed.monIds[0] as string);
-  /** Seconds of add_osd for one OSD on the VM host, plain LVM and encrypted (bench:ceph reads them in its own run). */
-  const seconds: { lvm?: number; dmcrypt?: number } = {};
-  let encrypted: LvmOsd | undefined;
-  let encryptedKey = '';
-
-  it.runIf(VM)(`adds an LVM OSD on a VM host (its own kernel: ceph-volume lvm, not encrypted), up and in${VM ? '' : ` (${NO_VM})`}`, async () => {
-    expect(vm().kind).toBe('vm');
-    // No second run here: the rerun of add_osd is proven on the containers; a run costs minutes under TCG.
-    const added = await addOsdAndCheck(sys, deployed, [vmId()], 1, { rerun: false });
-    seconds.lvm = added.run.seconds;
-    log(`add_osd, one LVM OSD on the VM host: ${added.run.seconds.toFixed(1)} s`);
-    logSteps(added.run, log);
-    const osds = await lvmOsds(vm());
-    expect(osds.map((o) => ({ id: o.id, encrypted: o.encrypted, devices: o.devices }))).toEqual([
-      { id: added.osds.get(vmId())?.[0], encrypted: false, devices: ['/dev/vdb'] },
-    ]);
-    expect((await vm().exec(`cryptsetup isLuks ${osds[0]?.lvPath}`, { check: false })).exitCode).not.toBe(0);
-    expect(await cryptMappings(vm())).toEqual([]);
-  });
-
-  it.runIf(VM)(`removes the LVM OSD: safe-to-destroy asked, its volume group and LVM label gone${VM ? '' : ` (${NO_VM})`}`, async () => {
-    const removed = await removeOsdAndCheck(sys, deployed, [vmId()], { rerun: false });
-    log(`remove_osd, the LVM OSD: ${removed.run.seconds.toFixed(1)} s`);
-    logSteps(removed.run, log);
-    expect(removed.run.steps.some((s: Json) => s.data.name === 'Wait until Ceph says the OSDs are safe to destroy' && s.data.result === 'ok'), why(removed.run)).toBe(true);
-    expect(await lvmOsds(vm())).toEqual([]);
-    expect((await vm().exec('vgs --noheadings -o vg_name')).stdout.trim()).toBe('');
-    expect((await vm().exec('pvs --noheadings -o pv_name')).stdout.trim()).toBe('');
-  });
-
-  it.runIf(VM)(`adds an encrypted OSD on the VM host (dmcrypt): LUKS on its data volume, the key in the monitors and nowhere on the host in clear${VM ? '' : ` (${NO_VM})`}`, async () => {
-    const added = await addOsdAndCheck(sys, deployed, [vmId()], 1, { hints: [{ id: 'dmcrypt', value: true }], rerun: false });
-    seconds.dmcrypt = added.run.seconds;
-    log(`add_osd, one encrypted OSD on the VM host: ${added.run.seconds.toFixed(1)} s (LVM without encryption: ${seconds.lvm?.toFixed(1)} s)`);
-    logSteps(added.run, log);
-    await expectEncryptedOsds(sys, [vmId()], 1);
-    const [osd] = await lvmOsds(vm());
-    expect(osd?.encrypted).toBe(true);
-    expect(osd?.devices).toEqual(['/dev/vdb']);
-    encrypted = osd;
-    expect(await cryptMappings(vm())).toHaveLength(1);
-    encryptedKey = (await dmcryptKey(mon(), osd?.osdFsid ?? '')) ?? '';
-    expect(encryptedKey, `config-key dm-crypt/osd/${osd?.osdFsid}/luks`).not.toBe('');
-    expect(added.run.log).not.toContain(encryptedKey);
-    await expectKeyNotOnDisks(vm(), [encryptedKey]);
-  });
-
-  it.runIf(VM)(`reboots the VM host for real: the encrypted OSD comes back up and in by itself, unlocked, with no execution${VM ? '' : ` (${NO_VM})`}`, async () => {
-    const host = vm();
-    const id = encrypted?.id as number;
-    const executions = (await sys.api.ok('GET', '/v1/execution/?per_page=1')).total as number;
-    const bootId = (await host.exec('cat /proc/sys/kernel/random/boot_id')).stdout.trim();
-    const pid = host.pid;
-    const started = Date.now();
-    await host.reboot();
-    // a new kernel boot in the same QEMU process (the guest rebooted; the lab did not restart it), at the same address
-    expect((await host.exec('cat /proc/sys/kernel/random/boot_id')).stdout.trim()).not.toBe(bootId);
-    expect(host.pid).toBe(pid);
-    expect((await host.exec('ip -4 -o addr show dev eth0')).stdout).toContain(`${host.ip}/24`);
-    await eventually(async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 600_000, `osd.${id} up and in after the reboot`);
-    log(`reboot: osd.${id} up again ${((Date.now() - started) / 1000).toFixed(1)} s after the reboot began`);
-    expect(await cryptMappings(host)).toHaveLength(1);
-    expect((await host.exec(`systemctl is-active ceph-osd@${id}`)).stdout.trim()).toBe('active');
-    expect((await sys.api.ok('GET', '/v1/execution/?per_page=1')).total).toBe(executions);
-    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the reboot', 300_000);
-  });
-
-  it.runIf(VM)(`replace_osd after the encrypted OSD's disk failed: refused without dmcrypt; with it, the same id encrypted again on a new disk, a new key, the old disk's mapping closed, never more OSDs${VM ? '' : ` (${NO_VM})`}`, async () => {
-    const host = vm();
-    const id = encrypted?.id as number;
-    const count = (await sys.ceph<number[]>(mon(), 'osd ls')).length;
-    // the disk fails: its OSD stops, its start (LVM label and metadata) is overwritten
-    await host.exec(`systemctl stop ceph-osd@${id} && dd if=/dev/urandom of=/dev/vdb bs=1M count=8 conv=fsync status=none`);
-    await eventually(async () => ((await sys.ceph<Json>(mon(), 'osd dump')).osds.find((o: Json) => o.osd === id)?.up === 0 ? true : undefined), 120_000, `osd.${id} down`);
-    const disk = await host.addDisk(DISK_BYTES);
-    // without dmcrypt, refused before anything changes: the replacement would hold the data in clear
-    const clear = await sys.run('replace_osd', deployed.clusterId, [vmId()], [{ id: 'replacements', value: `${id}:${disk.device}` }]);
-    expect(clear.execution.data.state, why(clear)).toBe('failed');
-    expect(clear.log).toContain(`osd.${id} is encrypted (the monitors hold its dm-crypt key): give dmcrypt: true`);
-    const still = (await sys.ceph<Json>(mon(), 'osd dump')).osds.find((o: Json) => o.osd === id);
-    expect({ in: still?.in, destroyed: String(still?.state).includes('destroyed') }).toEqual({ in: 1, destroyed: false });
-    expect((await host.exec(`blkid -p ${disk.device}`, { check: false })).exitCode, 'the new disk untouched').toBe(2);
-    const run = await sys.run('replace_osd', deployed.clusterId, [vmId()], [
-      { id: 'replacements', value: `${id}:${disk.device}` },
-      { id: 'dmcrypt', value: true },
-    ]);
-    expect(run.execution.data.state, why(run)).toBe('completed');
-    log(`replace_osd of an encrypted OSD on the VM host: ${run.seconds.toFixed(1)} s`);
-    logSteps(run, log);
-    // the failed disk's dm-crypt mapping and logical volume were closed, not left open on it
-    expect(run.steps.some((s: Json) => String(s.data.name).startsWith(`osd.${id}: the old disk's device-mapper devices closed: `)), why(run)).toBe(true);
-    await eventually(async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 300_000, `osd.${id} up and in after the replacement`);
-    const osds = await lvmOsds(host);
-    expect(osds.map((o) => ({ id: o.id, encrypted: o.encrypted, devices: o.devices }))).toEqual([{ id, encrypted: true, devices: [disk.device] }]);
-    const key = (await dmcryptKey(mon(), osds[0]?.osdFsid ?? '')) ?? '';
-    expect(key).not.toBe('');
-    expect(key).not.toBe(encryptedKey);
-    expect(await dmcryptKey(mon(), encrypted?.osdFsid ?? ''), 'the failed OSD\'s key').toBeUndefined();
-    expect(run.log).not.toContain(key);
-    expect((await sys.ceph<number[]>(mon(), 'osd ls')).length).toBe(count);
-    expect(await cryptMappings(host), 'only the new OSD\'s dm-crypt mapping').toHaveLength(1);
-    await expectKeyNotOnDisks(host, [key]);
-    encrypted = osds[0];
-    encryptedKey = key;
-    await waitHealthy(sys, deployed.monIds[0] as string, 'healthy after the replacement', 300_000);
-  });
-
-  it.runIf(VM)(`removes the encrypted OSD: safe-to-destroy asked, the LUKS volume, its mapping and its key gone${VM ? '' : ` (${NO_VM})`}`, async () => {
-    const removed = await removeOsdAndCheck(sys, deployed, [vmId()], { rerun: false });
-    log(`remove_osd, the encrypted OSD: ${removed.run.seconds.toFixed(1)} s`);
-    logSteps(removed.run, log);
-    expect(removed.run.steps.some((s: Json) => s.data.name === 'Wait until Ceph says the OSDs are safe to destroy' && s.data.result === 'ok'), why(removed.run)).toBe(true);
-    expect(await lvmOsds(vm())).toEqual([]);
-    expect(await cryptMappings(vm())).toEqual([]);
-    expect((await vm().exec('vgs --noheadings -o vg_name')).stdout.trim()).toBe('');
-    expect(await dmcryptKey(mon(), encrypted?.osdFsid ?? ''), 'the removed OSD\'s key').toBeUndefined();
   });
 
   it('hands the cluster to OpenStack: pools and client keys, served files work as client.cinder from the removed host', async () => {

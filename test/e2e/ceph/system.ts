@@ -78,11 +78,12 @@ export interface CephSystemOptions {
 }
 
 /**
- * One Ceph system at a time on this machine: the test files that run one are spread through
- * the suite's queue (test/sequencer.ts), and this lock makes sure that two of them,
- * or a bench beside a test, never run clusters side by side on two cores.
+ * At most one Ceph system of each kind at a time on this machine: one with containers only,
+ * one with VM hosts (whose emulated CPU is the machine's other core). The suite's queue starts
+ * one of each side by side (test/sequencer.ts, lanes); these locks make sure two of a kind,
+ * or a bench beside a test, never run at once.
  */
-const CEPH_SYSTEM_LOCK = join(LAB_RUN_DIR, 'ceph-system.lock');
+const cephSystemLock = (vms: boolean): string => join(LAB_RUN_DIR, vms ? 'ceph-vm-system.lock' : 'ceph-system.lock');
 /** Longer than the longest file that holds it (test/sequencer.ts, HEAVY_MINUTES). */
 const CEPH_SYSTEM_LOCK_WAIT_MS = 45 * 60_000;
 /**
@@ -124,7 +125,7 @@ export class CephSystem {
 
   static async start(opts: CephSystemOptions): Promise<CephSystem> {
     const waitStarted = Date.now();
-    const lock = await acquireFileLock(CEPH_SYSTEM_LOCK, CEPH_SYSTEM_LOCK_WAIT_MS, `a Ceph system (${opts.name})`);
+    const lock = await acquireFileLock(cephSystemLock((opts.vms?.count ?? 0) > 0), CEPH_SYSTEM_LOCK_WAIT_MS, `a Ceph system (${opts.name})`);
     const waited = (Date.now() - waitStarted) / 1000;
     if (waited > 1) (opts.log ?? ((l: string) => process.stderr.write(`[ceph-system] ${l}\n`)))(`${opts.name}: waited ${waited.toFixed(0)} s for another Ceph system to end`);
     const restorePriority = boostPriority();

@@ -118,3 +118,12 @@ export async function upAndIn(sys: CephSystem, mon: LabHost, ids: readonly numbe
     return o?.up === 1 && o?.in === 1;
   });
 }
+
+/** The OSD activation units (`ceph-volume@lvm-ID-FSID`) enabled on the host: each would try to start its OSD at boot. */
+export async function enabledActivationUnits(host: LabHost): Promise<string[]> {
+  const { stdout } = await host.exec('ls /etc/systemd/system/multi-user.target.wants/', { check: false });
+  return stdout
+    .split('\n')
+    .filter((n) => n.startsWith('ceph-volume@'))
+    .sort();
+}
