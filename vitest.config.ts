@@ -42,7 +42,9 @@ export default defineConfig({
   resolve: { conditions: ['@carapace/source'] },
   ssr: { resolve: { conditions: ['@carapace/source'] } },
   test: {
-    testTimeout: 30_000,
+    // Generous: two files run at a time on two cores, and a test that spawns many processes (the CLI
+    // tests) can take three times its quiet time beside a Ceph file.
+    testTimeout: 90_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Two files at a time even on two cores: most files wait on processes, SSH and Ceph more than
