@@ -2,9 +2,9 @@
 // the host itself and from outside it: what ceph-volume made (LVM, LUKS), where the dm-crypt
 // key is (the monitors' config-key store) and where it must not be (anything the host wrote
 // to its disks), and what a reboot brings back by itself.
-import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
+import { run } from '../../lab/sys.js';
 import type { CephSystem, Json } from './system.js';
 
 /** One OSD's data volume as `ceph-volume lvm list` reports it. */
@@ -75,25 +75,16 @@ export async function cryptMappings(host: LabHost): Promise<string[]> {
   return stdout
     .split('\n')
     .map((l) => /^(\S+):/.exec(l)?.[1])
-    .filter((n): n is string => n !== undefined && n !== 'No')
+    .filter((n): n is string => n !== undefined)
     .sort();
 }
 
 /** How many times `needle` occurs in a file of this machine (a VM's qcow2 overlay or raw disk), read as bytes. */
-export function occurrencesInFile(file: string, needle: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('grep', ['-c', '-a', '-F', '--', needle, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      // grep -c: exit 1 with "0" when nothing matched.
-      if (code === 0 || code === 1) resolve(Number(out.trim() || '0'));
-      else reject(new Error(`grep ${file}: exit ${String(code)}: ${err}`));
-    });
-  });
+export async function occurrencesInFile(file: string, needle: string): Promise<number> {
+  // grep -c: exit 1 with "0" when nothing matched, 2 on an error
+  const r = await run('grep', ['-c', '-a', '-F', '--', needle, file], { check: false, timeoutMs: 300_000 });
+  if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`grep ${file}: exit ${String(r.exitCode)}: ${r.stderr}`);
+  return Number(r.stdout.trim() || '0');
 }
 
 /**
