@@ -1,6 +1,7 @@
 // LVM and encrypted OSDs for real, on a VM lab host (a QEMU guest with its own Debian kernel:
 // device-mapper, dm-crypt, LVM; test/lab/README.md), end to end through the public API. Three
-// container hosts with one disk each make the cluster; the VM host, with one disk, then:
+// container hosts with one disk each make the cluster; the VM host, with one disk, first shows
+// what the lab made of it (its own kernel, cloud-init's NoCloud first boot, device-mapper), then:
 // - add_osd of a plain `ceph-volume lvm` OSD (the path real clusters use), then remove_osd:
 //   safe-to-destroy asked, its volume group and LVM label gone;
 // - add_osd with dmcrypt: LUKS on the OSD's volume, its key in the monitors' config-key store
@@ -9,11 +10,17 @@
 // - its disk fails: replace_osd is refused without dmcrypt (the data would be in clear), then
 //   with it the same id is encrypted again on a new disk with a new key, the failed disk's
 //   dm-crypt mapping and logical volume closed;
-// - remove_osd: safe-to-destroy asked, the LUKS volume, its mapping and its key gone.
+// - remove_osd: safe-to-destroy asked, the LUKS volume, its mapping and its key gone;
+// - the lab destroyed: no QEMU process, tap device or file left.
+// The lab's VM host is proven here, on the one guest this file boots (a boot costs 2 to 3
+// minutes under TCG), not by a file of its own.
 // Where no VM can start (not root, no QEMU), every test says so in its name.
+import { release } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LabHost } from '../lab/lab.js';
-import { checkVmRequirements } from '../lab/vm.js';
+import { hostDeviceMapperStatus } from '../lab/ceph.js';
+import { labResidue, VmHost, type LabHost } from '../lab/lab.js';
+import { listProcesses, processAlive, run } from '../lab/sys.js';
+import { checkVmRequirements, tapName } from '../lab/vm.js';
 import { deployAndCheck, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
 import { expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
 import { addOsdAndCheck, removeOsdAndCheck } from './ceph/osd.checks.js';
@@ -56,6 +63,32 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
   const vmId = (): string => sys.servers[DEPLOYED]?.id as string;
   const vm = (): LabHost => sys.host(vmId());
   const mon = (): LabHost => sys.host(deployed.monIds[0] as string);
+
+  it.runIf(VM)(`the VM host boots its own Debian kernel in QEMU on the lab bridge, ran cloud-init's NoCloud first boot, has device-mapper with dm-crypt${VM ? '' : ` (${NO_VM})`}`, async () => {
+    const h = sys.lab.hosts[DEPLOYED];
+    if (!(h instanceof VmHost)) throw new Error(`${h?.machine ?? 'the last host'} is not a VM host`);
+    expect(h.ip).toMatch(/^10\.77\.0\.\d+$/);
+    const uname = (await h.exec('uname -r')).stdout.trim();
+    expect(uname).toMatch(/-amd64$/);
+    expect(uname, 'a kernel of its own, not the machine\'s').not.toBe(release());
+    expect((await h.exec('systemd-detect-virt', { check: false })).stdout.trim()).toBe(h.accel.accel === 'kvm' ? 'kvm' : 'qemu');
+    expect((await h.exec('ip -4 -o addr show dev eth0')).stdout).toContain(`${h.ip}/24`);
+    expect((await h.exec('hostname')).stdout.trim()).toBe(h.name);
+    const state = await h.exec('systemctl is-system-running --wait', { check: false, timeoutMs: 300_000 });
+    const failed = (await h.exec('systemctl --failed --no-legend --plain', { check: false })).stdout;
+    expect(state.stdout.trim(), `failed units:\n${failed}`).toBe('running');
+    // the same NoCloud user-data as the containers, from the CIDATA disk: it registered the host (discovery), as cloud-init reports
+    const ci = await h.exec('cloud-init status --wait --long', { check: false, timeoutMs: 300_000 });
+    expect(ci.exitCode, `cloud-init status:\n${ci.stdout}${ci.stderr}`).toBe(0);
+    expect(ci.stdout).toMatch(/^status: done$/m);
+    expect(ci.stdout).toMatch(/NoCloud/);
+    expect((await sys.server(vmId())).data.state).toBe('operational');
+    const dm = await hostDeviceMapperStatus(h);
+    expect(dm.available, dm.reason).toBe(true);
+    expect(dm.osdMode).toBe('lvm');
+    // the crypt target is a module, loaded on first use (cryptsetup loads it the same way)
+    expect((await h.exec('modprobe dm_crypt && dmsetup targets')).stdout).toMatch(/^crypt\s/m);
+  });
   /** Seconds of add_osd of the plain LVM OSD, logged beside the encrypted one's. */
   let lvmSeconds = 0;
   let encrypted: LvmOsd | undefined;
@@ -177,4 +210,16 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
     expect(await enabledActivationUnits(vm())).toEqual([]);
   });
 
+  it.runIf(VM)(`destroying the lab leaves no QEMU process, tap device or file of the VM host${VM ? '' : ` (${NO_VM})`}`, async () => {
+    const h = vm();
+    const machine = h.machine;
+    const pid = h.pid ?? 0;
+    const tap = tapName(h.slot);
+    expect(await processAlive(pid)).toBe(true);
+    await sys.lab.destroy();
+    expect(await labResidue([machine])).toEqual([]);
+    expect(await processAlive(pid)).toBe(false);
+    expect((await listProcesses()).filter((p) => p.argv.includes('-name') && p.argv.some((a) => a.startsWith(`${machine},`)))).toEqual([]);
+    expect((await run('ip', ['-o', 'link', 'show'])).stdout).not.toContain(`${tap}:`);
+  });
 });

@@ -333,8 +333,17 @@ async function probeTcp(ip: string, port: number, banner: string | undefined, ti
 // ---------------------------------------------------------------------------------------------
 // Network
 
-/** Creates the lab bridge `carlab0` with 10.77.0.1/24 if needed (idempotent). */
+/**
+ * Creates the lab bridge `carlab0` with 10.77.0.1/24 if needed (idempotent), under the lab's
+ * machine-wide lock: two test files starting at once (the suite's two lanes) once raced here,
+ * and the second `ip addr add` failed with "Address already assigned".
+ */
 export async function ensureBridge(): Promise<void> {
+  await withFileLock(GLOBAL_LOCK, GLOBAL_LOCK_TIMEOUT_MS, 'lab bridge', ensureBridgeLocked);
+}
+
+/** {@link ensureBridge} for a caller that holds the lab's lock already. */
+async function ensureBridgeLocked(): Promise<void> {
   const show = await run('ip', ['-j', 'addr', 'show', 'dev', LAB_BRIDGE], { check: false });
   if (show.exitCode !== 0) {
     const add = await run('ip', ['link', 'add', LAB_BRIDGE, 'type', 'bridge'], { check: false });
@@ -346,7 +355,7 @@ export async function ensureBridge(): Promise<void> {
   const has = info[0]?.addr_info?.some((a) => a.local === LAB_GATEWAY && a.prefixlen === LAB_PREFIX_LENGTH) ?? false;
   if (!has) {
     const r = await run('ip', ['addr', 'add', `${LAB_GATEWAY}/${LAB_PREFIX_LENGTH}`, 'dev', LAB_BRIDGE], { check: false });
-    if (r.exitCode !== 0 && !r.stderr.includes('exists')) throw new Error(`cannot address bridge ${LAB_BRIDGE}: ${r.stderr}`);
+    if (r.exitCode !== 0 && !/exists|already assigned/.test(r.stderr)) throw new Error(`cannot address bridge ${LAB_BRIDGE}: ${r.stderr}`);
   }
   await run('ip', ['link', 'set', LAB_BRIDGE, 'up']);
 }
@@ -1382,7 +1391,7 @@ export async function createLab(opts: CreateLabOptions): Promise<Lab> {
     // One management key for every VM host of this machine (made under the lock: concurrent labs share it).
     if (vmCount > 0) managementKey = await generateKeyPair(join(LAB_STATE_DIR, 'vm'), 'mgmt_ed25519');
     await sweepLocked({ log });
-    await ensureBridge();
+    await ensureBridgeLocked();
     const taken = new Set(await listSlots());
     const netns = new Set(await listNetns());
     const links = new Set(await listLinks());

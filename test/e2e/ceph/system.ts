@@ -84,8 +84,8 @@ export interface CephSystemOptions {
  * or a bench beside a test, never run at once.
  */
 const cephSystemLock = (vms: boolean): string => join(LAB_RUN_DIR, vms ? 'ceph-vm-system.lock' : 'ceph-system.lock');
-/** Longer than the longest file that holds one (test/sequencer.ts, HEAVY_FILES: the VM file, 42 min in a whole run). */
-const CEPH_SYSTEM_LOCK_WAIT_MS = 60 * 60_000;
+/** Longer than the longest file that holds one (test/sequencer.ts, HEAVY_FILES: the VM file, 26 min in a whole run). */
+const CEPH_SYSTEM_LOCK_WAIT_MS = 40 * 60_000;
 /**
  * How much more CPU priority a Ceph system takes (nice, inherited by what it starts: the
  * control plane, ansible-playbook, the containers' daemons, QEMU): the Ceph files are the
