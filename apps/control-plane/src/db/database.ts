@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type SQL } from 'drizzle-orm';
+import { ScopedStorage } from './scoped-storage.js';
 
 /** Which database engine holds the control plane's tables. */
 export type Dialect = 'sqlite' | 'postgres';
@@ -8,7 +8,7 @@ export type Dialect = 'sqlite' | 'postgres';
  * The control plane's database, whichever engine holds it: statements are Drizzle `sql`
  * templates, rendered for the engine, and every call is asynchronous.
  *
- * Transactions follow the caller through its `await`s (AsyncLocalStorage): any statement
+ * Transactions follow the caller through its `await`s (AsyncLocalStorage, enabled only while one is open: `ScopedStorage`): any statement
  * run while a `transaction` callback is under way, by whichever repository, belongs to that
  * transaction, and a `transaction` opened inside another is a savepoint of it. So a service
  * writes `await db.transaction(async () => { await a.x(); await b.y(); })` and both writes
@@ -97,7 +97,7 @@ export interface TxContext<C> {
  * keep theirs here; only how a statement reaches the connection differs.
  */
 export class Transactions<C> {
-  private readonly store = new AsyncLocalStorage<TxContext<C>>();
+  private readonly store = new ScopedStorage<TxContext<C>>();
 
   /** The caller's open transaction, if any (one that ended is none, even to a task it started). */
   current(): TxContext<C> | undefined {

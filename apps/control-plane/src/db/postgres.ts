@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
@@ -6,6 +5,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
 import { QueryBudgetExceeded, RejectedPattern, Transactions, type ConnectionCounts, type Database, type TxContext } from './database.js';
+import { ScopedStorage } from './scoped-storage.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -123,7 +123,7 @@ export class PostgresDatabase implements Database {
   private readonly dialectImpl = new PgDialect();
   private readonly tx = new Transactions<pg.PoolClient>();
   /** The budget of the statements run now, and the pool whose connections enforce it when they run outside a transaction. */
-  private readonly budgets = new AsyncLocalStorage<{ ms: number; pool: pg.Pool | null }>();
+  private readonly budgets = new ScopedStorage<{ ms: number; pool: pg.Pool | null }>();
   /** Pools of connections opened with `statement_timeout` set, by budget (`withBudget`). */
   private readonly budgetPools = new Map<number, pg.Pool>();
   /** The transactions whose `BEGIN` went out: with their first statement (`transactionOnce`). */

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3, { SqliteError } from 'better-sqlite3';
@@ -8,6 +7,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { QueryBudgetExceeded, Transactions, type ConnectionCounts, type Database } from './database.js';
 import { compileRegexp, programSize, type CompiledPattern } from './regexp.js';
+import { ScopedStorage } from './scoped-storage.js';
 
 /**
  * A bound on the cost of matching one character of text: re2js is linear, but on text that
@@ -57,7 +57,7 @@ export class SqliteDatabase implements Database {
   private readonly dialectImpl = new SQLiteSyncDialect();
   private readonly statements = new Map<string, Statement>();
   private readonly tx = new Transactions<null>();
-  private readonly budgets = new AsyncLocalStorage<{ deadline: number; ms: number }>();
+  private readonly budgets = new ScopedStorage<{ deadline: number; ms: number }>();
   private readonly budget: Budget = { deadline: Infinity, ms: 0, patterns: new Map() };
   /** Whether a transaction (or a statement waiting behind one) holds the connection, and who waits for it. */
   private locked = false;
