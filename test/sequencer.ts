@@ -17,8 +17,8 @@ export interface HeavyFile {
 }
 
 export const HEAVY_FILES: Readonly<Record<string, HeavyFile>> = {
-  'test/e2e/ceph-vm.e2e.test.ts': { lane: 'vm', minutes: 26 },
-  'test/e2e/ceph-upgrade.e2e.test.ts': { lane: 'containers', minutes: 14 },
+  'test/e2e/ceph-vm.e2e.test.ts': { lane: 'vm', minutes: 22 },
+  'test/e2e/ceph-upgrade.e2e.test.ts': { lane: 'containers', minutes: 10 },
   'test/e2e/ceph-repair.e2e.test.ts': { lane: 'containers', minutes: 8 },
   'test/e2e/ceph.e2e.test.ts': { lane: 'containers', minutes: 7 },
 };

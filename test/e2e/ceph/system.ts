@@ -87,9 +87,15 @@ const cephSystemLock = (vms: boolean): string => join(LAB_RUN_DIR, vms ? 'ceph-v
 /** Longer than the longest file that holds one (test/sequencer.ts, HEAVY_FILES: the VM file, 26 min in a whole run). */
 const CEPH_SYSTEM_LOCK_WAIT_MS = 40 * 60_000;
 /**
- * How much more CPU priority a Ceph system takes (nice, inherited by what it starts: the
- * control plane, ansible-playbook, the containers' daemons, QEMU): the Ceph files are the
- * suite's longest path, and the light files beside them have time to spare.
+ * How much more CPU priority a Ceph system of containers takes (nice, inherited by what it
+ * starts: the control plane, ansible-playbook, the containers' daemons): the Ceph files are
+ * the suite's longest path, their clients time out an operation after 10 s, and the light
+ * files beside them have time to spare. A system with VM hosts keeps the priority it has: its
+ * emulated CPU (QEMU under TCG, a core at full load while the guest formats LUKS or runs
+ * ceph-volume) must not take the CPU from the containers' daemons. At the same priority it
+ * did, once: a write of the repair e2e's client timed out at 10 s while nothing of its cluster
+ * was stopped yet (the first seconds of maintenance_enter), beside the VM host's encrypted
+ * add_osd.
  */
 const CEPH_SYSTEM_NICE_BOOST = 5;
 
@@ -128,7 +134,7 @@ export class CephSystem {
     const lock = await acquireFileLock(cephSystemLock((opts.vms?.count ?? 0) > 0), CEPH_SYSTEM_LOCK_WAIT_MS, `a Ceph system (${opts.name})`);
     const waited = (Date.now() - waitStarted) / 1000;
     if (waited > 1) (opts.log ?? ((l: string) => process.stderr.write(`[ceph-system] ${l}\n`)))(`${opts.name}: waited ${waited.toFixed(0)} s for another Ceph system to end`);
-    const restorePriority = boostPriority();
+    const restorePriority = (opts.vms?.count ?? 0) > 0 ? () => undefined : boostPriority();
     const dir = mkdtempSync(join(tmpdir(), `carapace-${opts.name}-`));
     let cp: ControlPlane | undefined;
     try {
