@@ -126,6 +126,12 @@ describe('the carapace-runner .deb on a lab host: enrolled with mTLS, hello_worl
     expect(await ownerAndMode(jump, '/var/lib/carapace/runner/id_ed25519')).toBe('carapace-runner:carapace-runner 600');
     expect((await jump.exec('cat /var/lib/carapace/runner/id_ed25519.pub')).stdout.trim()).toBe(publicKey);
 
+    // mTLS is required: the same configuration without the client certificate is refused.
+    await jump.exec("grep -v -e '^  certFile:' -e '^  keyFile:' /etc/carapace/runner.yaml > /root/no-client-cert.yaml");
+    const refused = await jump.exec('CARAPACE_RUNNER_WORK_DIR=/root/no-client-cert timeout 8 carapace-runner --config /root/no-client-cert.yaml 2>&1', { check: false });
+    expect(refused.stdout).toMatch(/certificate required/);
+    expect(refused.stdout).not.toMatch(/connected to the control plane/);
+
     await jump.exec('systemctl enable --now carapace-runner');
     const seen = await connected();
     expect(seen.ssh_public_key).toBe(publicKey);

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunnerConfig } from '../src/config.js';
 import { enroll } from '../src/enroll.js';
@@ -75,6 +76,27 @@ describe('carapace-runner enroll', () => {
     const fromFile = run([], { CARAPACE_RUNNER_CONFIG: file });
     expect(fromFile.code).toBe(0);
     expect(fromFile.stdout.trim()).toBe(publicKey);
+  });
+
+  it("reports and mends a key an older runner wrote with ssh2's defect (a 31-byte public key), printing the valid line", () => {
+    const state = join(dir, 'old-runner');
+    execFileSync('mkdir', ['-p', state]);
+    let pair: { private: string; public: string } | undefined;
+    for (let i = 0; i < 20_000 && !pair; i += 1) {
+      const candidate = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'carapace-runner' });
+      if (Buffer.from(candidate.public.split(' ')[1] ?? '', 'base64').length < 51) pair = candidate;
+    }
+    if (!pair) throw new Error('ssh2 made no defective key in 20,000 tries');
+    writeFileSync(join(state, 'id_ed25519'), pair.private, { mode: 0o600 });
+    writeFileSync(join(state, 'id_ed25519.pub'), `${pair.public}\n`);
+    expect(ed25519PublicKeyProblem(pair.public)).toBeDefined();
+    const file = join(dir, 'old-runner.yaml');
+    writeFileSync(file, `sshKeyFile: ${state}/id_ed25519\nworkDir: ${state}\n`);
+    const r = run(['--config', file, '--url', 'cp:8081', '--token', TOKEN]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/written by an older carapace-runner with a defect .* the same key, now valid/);
+    expect(ed25519PublicKeyProblem(r.stdout.trim())).toBeUndefined();
+    expect(readFileSync(join(state, 'id_ed25519.pub'), 'utf8').trim()).toBe(r.stdout.trim());
   });
 
   it('reads the token from a file', () => {
