@@ -7,6 +7,7 @@
 //                                         paths relative to the bundle as in the checkout
 //   /usr/lib/carapace-control-plane/native/better_sqlite3.node   (the control plane only)
 //   /usr/bin/<program>                    a wrapper: that node, that bundle, the package's configuration
+//                                         (the control plane's package also has /usr/bin/carapace, the CLI)
 //   /lib/systemd/system/<package>.service a hardened unit
 //   /usr/share/<package>/                 the configuration the first install puts in /etc/carapace
 // plus the maintainer scripts of deploy/debian/<package>/. See deploy/debian/README.md.
@@ -31,9 +32,7 @@ const USAGE = 'Usage: node scripts/package-debs.js [--out DIR] [--version VERSIO
 const PACKAGES = {
   runner: {
     name: 'carapace-runner',
-    program: 'carapace-runner',
-    entry: 'apps/runner/src/main.ts',
-    call: 'main(process.argv.slice(2))',
+    programs: [{ program: 'carapace-runner', entry: 'apps/runner/src/main.ts', call: 'main(process.argv.slice(2))', config: ['CARAPACE_RUNNER_CONFIG', '/etc/carapace/runner.yaml'] }],
     assets: ['proto', 'apps/runner/ansible', 'libs/playbooks/ansible'],
     depends: 'libc6 (>= 2.28), libstdc++6, libgcc-s1, passwd, ansible-core | ansible, openssh-client',
     description: 'Carapace runner agent\n Runs the Ansible playbooks of a Carapace control plane against servers over SSH,\n near them: it dials the control plane over gRPC (TLS, mTLS). Carries its own\n Node.js runtime.',
@@ -42,10 +41,12 @@ const PACKAGES = {
   },
   'control-plane': {
     name: 'carapace-control-plane',
-    program: 'carapace-control-plane',
-    entry: 'apps/control-plane/src/main.ts',
-    call: 'main(process.argv.slice(2), {})',
-    assets: ['proto', 'libs/playbooks/ansible', 'apps/control-plane/drizzle', 'apps/ui/dist'],
+    programs: [
+      { program: 'carapace-control-plane', entry: 'apps/control-plane/src/main.ts', call: 'main(process.argv.slice(2), {})', config: ['CARAPACE_CONFIG', '/etc/carapace/carapace.yaml'] },
+      // The command line client, for `carapace cloud-config` and scripts on the control plane's machine.
+      { program: 'carapace', entry: 'apps/cli/src/main.ts', call: 'main(process.argv.slice(2))', config: null },
+    ],
+    assets: ['proto', 'libs/playbooks/ansible', 'apps/control-plane/drizzle', 'apps/ui/dist', 'apps/cli/package.json'],
     depends: 'libc6 (>= 2.28), libstdc++6, libgcc-s1, passwd',
     description: 'Carapace control plane\n Deploys and operates Ceph clusters: the /v1 API, the web UI and the gRPC port\n runners connect to, on an embedded SQLite database (or PostgreSQL). Carries its\n own Node.js runtime.',
     native: true,
@@ -124,18 +125,14 @@ async function bundle(spec, outFile) {
   });
 }
 
-function wrapper(spec) {
-  const configVariable = spec.name === 'carapace-runner' ? 'CARAPACE_RUNNER_CONFIG' : 'CARAPACE_CONFIG';
-  const configFile = spec.name === 'carapace-runner' ? '/etc/carapace/runner.yaml' : '/etc/carapace/carapace.yaml';
-  return [
-    '#!/bin/sh',
-    `# ${spec.program} of the Debian package ${spec.name}: its own Node.js runs the bundled program, with`,
-    `# the package's configuration file unless ${configVariable} (or --config) names another.`,
-    `: "\${${configVariable}:=${configFile}}"`,
-    `export ${configVariable}`,
-    `exec /usr/lib/${spec.name}/node /usr/lib/${spec.name}/${spec.program}.mjs "$@"`,
-    '',
-  ].join('\n');
+function wrapper(name, program) {
+  const lines = ['#!/bin/sh', `# ${program.program} of the Debian package ${name}: its own Node.js runs the bundled program.`];
+  if (program.config) {
+    const [variable, file] = program.config;
+    lines.push(`# The package's configuration file unless ${variable} (or --config) names another.`, `: "\${${variable}:=${file}}"`, `export ${variable}`);
+  }
+  lines.push(`exec /usr/lib/${name}/node /usr/lib/${name}/${program.program}.mjs "$@"`, '');
+  return lines.join('\n');
 }
 
 function control(spec, version, installedKb) {
@@ -163,7 +160,7 @@ async function buildPackage(spec, { out, version, compression }) {
   try {
     const lib = join(stage, 'usr', 'lib', spec.name);
     mkdirSync(lib, { recursive: true });
-    await bundle(spec, join(lib, `${spec.program}.mjs`));
+    for (const program of spec.programs) await bundle(program, join(lib, `${program.program}.mjs`));
     copyFileSync(process.execPath, join(lib, 'node'));
     chmodSync(join(lib, 'node'), 0o755);
     for (const asset of spec.assets) {
@@ -179,7 +176,7 @@ async function buildPackage(spec, { out, version, compression }) {
     }
     const own = join(DEBIAN, spec.name);
     mkdirSync(join(stage, 'usr', 'bin'), { recursive: true });
-    writeFileSync(join(stage, 'usr', 'bin', spec.program), wrapper(spec), { mode: 0o755 });
+    for (const program of spec.programs) writeFileSync(join(stage, 'usr', 'bin', program.program), wrapper(spec.name, program), { mode: 0o755 });
     mkdirSync(join(stage, 'lib', 'systemd', 'system'), { recursive: true });
     copyFileSync(join(own, `${spec.name}.service`), join(stage, 'lib', 'systemd', 'system', `${spec.name}.service`));
     mkdirSync(join(stage, 'usr', 'share', spec.name), { recursive: true });

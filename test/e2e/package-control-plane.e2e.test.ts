@@ -10,7 +10,7 @@ import { buildDeb, installDeb, installedVersion, leftovers, ownerAndMode, unitPr
 import { Api, eventually } from './system.js';
 
 const PASSWORD = 'deb-admin-password-0123';
-const PURGED_PATHS = ['/etc/carapace', '/var/lib/carapace', '/usr/lib/carapace-control-plane', '/usr/bin/carapace-control-plane', '/lib/systemd/system/carapace-control-plane.service'];
+const PURGED_PATHS = ['/etc/carapace', '/var/lib/carapace', '/usr/lib/carapace-control-plane', '/usr/bin/carapace-control-plane', '/usr/bin/carapace', '/lib/systemd/system/carapace-control-plane.service'];
 
 describe('the carapace-control-plane .deb on a lab host: /v1/info/ and the web UI, SQLite data kept across an upgrade, purge', { timeout: 180_000 }, () => {
   let dir: string;
@@ -70,8 +70,10 @@ describe('the carapace-control-plane .deb on a lab host: /v1/info/ and the web U
     const asset = await fetch(`${url}${script ?? ''}`);
     expect(asset.status).toBe(200);
     expect((await asset.text()).length).toBeGreaterThan(10_000);
-    expect((await host.exec('ps -o user=,args= -C node')).stdout.trim()).toMatch(/^carapace +\/usr\/lib\/carapace-control-plane\/node \/usr\/lib\/carapace-control-plane\/carapace-control-plane\.mjs$/);
+    expect((await host.exec('ps -o user:32=,args= -C node')).stdout.trim()).toMatch(/^carapace +\/usr\/lib\/carapace-control-plane\/node \/usr\/lib\/carapace-control-plane\/carapace-control-plane\.mjs$/);
     expect(await ownerAndMode(host, '/var/lib/carapace/control-plane')).toBe('carapace:carapace 700');
+    // The carapace command comes with it, on the same runtime.
+    expect((await host.exec('carapace --url http://127.0.0.1:8080 --version')).stdout.trim()).toBe('0.1.0');
     expect((await host.exec('journalctl -u carapace-control-plane --no-pager -o cat')).stdout).toMatch(/serving the web UI at \//);
   });
 

@@ -136,7 +136,7 @@ describe('the carapace-runner .deb on a lab host: enrolled with mTLS, hello_worl
     const seen = await connected();
     expect(seen.ssh_public_key).toBe(publicKey);
     expect(seen.labels).toEqual({ site: 'lab' });
-    expect((await jump.exec('ps -o user= -C node')).stdout.trim()).toBe('carapace-runner');
+    expect((await jump.exec('ps -o user:32= -C node')).stdout.trim()).toBe('carapace-runner');
     // Its log is in the journal.
     expect((await jump.exec('journalctl -u carapace-runner --no-pager -o cat')).stdout).toMatch(/connected to the control plane/);
   });
