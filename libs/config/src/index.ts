@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { isMap, parse as parseYaml, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, parse as parseYaml, parseDocument, type Document } from 'yaml';
 
 /** Environment variables, as `process.env` holds them. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -165,7 +165,14 @@ export function setYamlValues(text: string, values: Readonly<Record<string, unkn
     for (let depth = 1; depth < path.length; depth += 1) {
       if (!isMap(doc.getIn(path.slice(0, depth), true))) doc.setIn(path.slice(0, depth), doc.createNode({}));
     }
-    doc.setIn(path, value);
+    // The new value keeps the comments of the one it replaces (`key: value # comment`).
+    const before: unknown = doc.getIn(path, true);
+    const node = doc.createNode(value);
+    if (isNode(before)) {
+      node.comment = before.comment;
+      node.commentBefore = before.commentBefore;
+    }
+    doc.setIn(path, node);
   }
   return doc.toString({ lineWidth: 0 });
 }
