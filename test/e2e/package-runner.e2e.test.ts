@@ -128,7 +128,7 @@ describe('the carapace-runner .deb on a lab host: enrolled with mTLS, hello_worl
 
     // mTLS is required: the same configuration without the client certificate is refused.
     await jump.exec("grep -v -e '^  certFile:' -e '^  keyFile:' /etc/carapace/runner.yaml > /root/no-client-cert.yaml");
-    const refused = await jump.exec('CARAPACE_RUNNER_WORK_DIR=/root/no-client-cert timeout 8 carapace-runner --config /root/no-client-cert.yaml 2>&1', { check: false });
+    const refused = await jump.exec('CARAPACE_RUNNER_WORK_DIR=/root/no-client-cert timeout 4 carapace-runner --config /root/no-client-cert.yaml 2>&1', { check: false });
     expect(refused.stdout).toMatch(/certificate required/);
     expect(refused.stdout).not.toMatch(/connected to the control plane/);
 
