@@ -191,7 +191,7 @@ describe('the carapace-runner .deb on a lab host: enrolled with mTLS, hello_worl
     expect((await jump.exec('test -e /usr/lib/carapace-runner', { check: false })).exitCode).not.toBe(0);
     // What a purge must take away is still there (the check below is not blind).
     expect(await leftovers(jump, 'carapace-runner', 'carapace-runner', PURGED_PATHS)).toEqual(
-      expect.arrayContaining(['path /etc/carapace', 'path /var/lib/carapace', 'user carapace-runner', 'file /etc/carapace/runner.yaml']),
+      expect.arrayContaining(['path /etc/carapace', 'path /var/lib/carapace', 'user carapace-runner', 'group carapace-runner', 'file /var/lib/dpkg/info/carapace-runner.postrm']),
     );
     await jump.exec('dpkg --purge carapace-runner');
     expect(await leftovers(jump, 'carapace-runner', 'carapace-runner', PURGED_PATHS)).toEqual([]);
