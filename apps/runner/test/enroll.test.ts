@@ -101,6 +101,7 @@ describe('carapace-runner enroll', () => {
 
   it('reads the token from a file', () => {
     const file = join(dir, 'token-file.yaml');
+    writeFileSync(file, `sshKeyFile: ${dir}/token-file-state/id_ed25519\nworkDir: ${dir}/token-file-state\n`);
     writeFileSync(join(dir, 'token'), `${TOKEN}\n`);
     const r = run(['--config', file, '--url', '10.0.0.5:8081', '--token-file', join(dir, 'token')], {});
     expect(r.code).toBe(0);
