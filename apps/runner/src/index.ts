@@ -26,6 +26,8 @@ export {
 export { METRICS_PATH, RunnerMetrics, startMetricsServer, type MetricsServer, type RunnerMetricsOptions } from './metrics/index.js';
 export { Outbox, type OutboxEvent } from './outbox.js';
 export { gatherFacts, type GatherFactsOptions, type GatheredFacts, type SshTarget } from './ssh/index.js';
-export { ensureKeyPair, main, realPorts, type RunnerKey } from './main.js';
+export { ensureKeyPair, type RunnerKey } from './key-file.js';
+export { enroll, type EnrollIo } from './enroll.js';
+export { main, realPorts } from './main.js';
 export { startRunner, type RunnerDeps, type StartedRunner } from './start-runner.js';
 export { VERSION } from './version.js';

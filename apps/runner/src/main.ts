@@ -1,75 +1,24 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import ssh2 from 'ssh2';
 import { fileRunRecords, type AgentPorts } from './agent/index.js';
 import { loadRunnerConfig, RunnerConfigError, type RunnerConfig } from './config.js';
+import { enroll } from './enroll.js';
 import { startAnsibleRun } from './executor/index.js';
+import { ensureKeyPair } from './key-file.js';
 import { createRunnerLogger } from './logger.js';
-import { ed25519PublicKeyProblem, gatherFacts, generateEd25519KeyPair, preflight, repairEd25519PrivateKey } from './ssh/index.js';
+import { gatherFacts, preflight } from './ssh/index.js';
 import { startRunner, type StartedRunner } from './start-runner.js';
 
 const USAGE = `Usage: carapace-runner [--config FILE] [--exit-with-stdin]
+       carapace-runner enroll --url HOST:PORT --token TOKEN [options]   (see carapace-runner enroll --help)
 
 Connects to the Carapace control plane over gRPC and runs the executions it is given with
 ansible-playbook. Configuration: the YAML file (--config or CARAPACE_RUNNER_CONFIG),
 overridden by CARAPACE_RUNNER_* environment variables; see apps/runner/README.md.
 --exit-with-stdin drains and stops when standard input closes (a supervisor's lifeline:
 the control plane starts its embedded runner so).`;
-
-/** The runner's public key line, and what {@link ensureKeyPair} had to mend to give it. */
-export interface RunnerKey {
-  readonly publicKey: string;
-  /** Set when a key written by an older version was re-encoded in place: say so at start. */
-  readonly repaired?: string;
-}
-
-function writeAtomically(file: string, content: string, mode: number): void {
-  const temporary = `${file}.tmp-${process.pid}`;
-  writeFileSync(temporary, content, { mode });
-  chmodSync(temporary, mode);
-  renameSync(temporary, file);
-}
-
-/**
- * Reads the SSH key pair, generating an ed25519 one the first time (Node's crypto, encoded by
- * `ssh/key-pair.ts`, never ssh2's generator: see there). A key that an older runner wrote with
- * a 31-byte public key is re-encoded in place, the same key, and the answer says so.
- */
-export function ensureKeyPair(privateKeyFile: string): RunnerKey {
-  const publicFile = `${privateKeyFile}.pub`;
-  if (!existsSync(privateKeyFile)) {
-    mkdirSync(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
-    const pair = generateEd25519KeyPair('carapace-runner');
-    writeAtomically(privateKeyFile, pair.privateKey, 0o600);
-    writeAtomically(publicFile, `${pair.publicKey}\n`, 0o644);
-    return { publicKey: pair.publicKey };
-  }
-  const privateText = readFileSync(privateKeyFile, 'utf8');
-  const repaired = repairEd25519PrivateKey(privateText);
-  if (repaired) {
-    writeAtomically(privateKeyFile, repaired.privateKey, 0o600);
-    writeAtomically(publicFile, `${repaired.publicKey}\n`, 0o644);
-    return {
-      publicKey: repaired.publicKey,
-      repaired:
-        `the SSH key ${privateKeyFile} was written by an older carapace-runner with a defect (its public key lacked a leading zero byte, ` +
-        'ssh2 #1390), so no server could accept it; it is re-encoded in place: the same key, now valid. ' +
-        'Servers that were given the old public key line never accepted it: give them this one (carapace cloud-config prints it)',
-    };
-  }
-  if (existsSync(publicFile)) {
-    const line = readFileSync(publicFile, 'utf8').trim();
-    if (ed25519PublicKeyProblem(line) === undefined) return { publicKey: line };
-  }
-  const key = ssh2.utils.parseKey(privateText);
-  if (key instanceof Error) throw new RunnerConfigError(`cannot read the SSH key ${privateKeyFile}: ${key.message}`);
-  const publicKey = `${key.type} ${key.getPublicSSH().toString('base64')}`;
-  const problem = ed25519PublicKeyProblem(publicKey);
-  if (problem !== undefined) throw new RunnerConfigError(`the SSH key ${privateKeyFile} is not usable: ${problem}; move it and ${publicFile} away and start again for a new key`);
-  return { publicKey };
-}
 
 /** The real side effects: ansible-playbook, ssh2, and the run records in `<workDir>/executions`. */
 export function realPorts(config: RunnerConfig): AgentPorts {
@@ -101,6 +50,7 @@ export function realPorts(config: RunnerConfig): AgentPorts {
  * returns the exit status: 0 stopped, 2 bad usage or configuration.
  */
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'enroll') return enroll(argv.slice(1), { env: process.env, stdout: process.stdout, stderr: process.stderr });
   let args;
   try {
     args = parseArgs({

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureKeyPair } from '../src/main.js';
+import { ensureKeyPair } from '../src/key-file.js';
 import {
   ed25519PrivateKeyFromSeed,
   ed25519PublicKeyProblem,

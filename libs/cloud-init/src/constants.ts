@@ -33,5 +33,33 @@ export const DEFAULT_RETRY_DEADLINE = 1800;
 /** The sudo rule given to the automation user: passwordless sudo for everything. */
 export const SUDO_RULE = 'ALL=(ALL) NOPASSWD:ALL';
 
-/** Packages the user-data installs: python3 for Ansible and the discovery script, sudo for the rule above. */
+/**
+ * What the hosts need: python3 for Ansible and the discovery script, sudo for the rule above.
+ * Each is a package of that name providing a command of that name (Debian, Ubuntu, Fedora, EL).
+ */
 export const PACKAGES: readonly string[] = ['python3', 'sudo'];
+
+/**
+ * The first `runcmd` step (`sh -c INSTALL_MISSING_SCRIPT carapace-packages python3 sudo`):
+ * installs the packages named after `$0` whose command is missing, and nothing else. A host
+ * that has them (most images) never calls the package manager, so a host with no reachable
+ * mirror (air-gapped) loses no time and fails nothing; one that lacks them and cannot get them
+ * fails this step with a message naming them (discovery could not run without python3).
+ */
+export const INSTALL_MISSING_SCRIPT = [
+  'missing=""',
+  'for p in "$@"; do command -v "$p" >/dev/null 2>&1 || missing="$missing $p"; done',
+  '[ -z "$missing" ] && exit 0',
+  'echo "carapace: installing$missing (not on this host)" >&2',
+  'if command -v apt-get >/dev/null 2>&1; then',
+  '  export DEBIAN_FRONTEND=noninteractive',
+  '  apt-get update -q && apt-get install -y -q $missing && exit 0',
+  'elif command -v dnf >/dev/null 2>&1; then',
+  '  dnf install -y $missing && exit 0',
+  'elif command -v yum >/dev/null 2>&1; then',
+  '  yum install -y $missing && exit 0',
+  'fi',
+  'echo "carapace: could not install$missing: the discovery script and Ansible need them" >&2',
+  'exit 1',
+  '',
+].join('\n');

@@ -5,6 +5,7 @@ import {
   DEFAULT_USERNAME,
   DISCOVERY_PATHS,
   DISCOVERY_UNIT_NAME,
+  INSTALL_MISSING_SCRIPT,
   PACKAGES,
   SUDO_RULE,
 } from './constants.js';
@@ -174,6 +175,11 @@ function discoveryUnit(): string {
   ].join('\n');
 }
 
+/** The `runcmd` step that installs python3 and sudo only where they are missing. */
+function installMissing(): string[] {
+  return ['sh', '-c', INSTALL_MISSING_SCRIPT, 'carapace-packages', ...PACKAGES];
+}
+
 function render(options: Normalised): string {
   const config: Record<string, unknown> = {
     users: [
@@ -186,8 +192,10 @@ function render(options: Normalised): string {
         ssh_authorized_keys: [options.publicKey],
       },
     ],
-    package_update: true,
-    packages: [...PACKAGES],
+    // Not cloud-init's `package_update`/`packages`: they run apt-get even when everything is
+    // installed, which on a host without a reachable mirror costs half a minute of retries
+    // and fails the stage before discovery runs.
+    runcmd: [installMissing()],
   };
   if (!options.noDiscovery) {
     const discovery: DiscoveryConfig = {
@@ -211,6 +219,7 @@ function render(options: Normalised): string {
       file(DISCOVERY_PATHS.unit, '0644', discoveryUnit()),
     ];
     config.runcmd = [
+      installMissing(),
       ['systemctl', 'daemon-reload'],
       ['systemctl', 'enable', DISCOVERY_UNIT_NAME],
       ['systemctl', 'start', '--no-block', DISCOVERY_UNIT_NAME],
@@ -219,12 +228,9 @@ function render(options: Normalised): string {
   // YAML 1.1 is what cloud-init's PyYAML reads: the `yaml` package then quotes every
   // string that 1.1 would take for something else ("on", "0755", "yes", ...).
   const doc = new Document(config, { version: '1.1' });
-  for (const key of ['packages', 'runcmd']) {
-    const seq = doc.get(key);
-    if (!isSeq(seq)) continue;
-    if (key === 'packages') seq.flow = true;
-    else for (const item of seq.items) if (isSeq(item)) item.flow = true;
-  }
+  const runcmd = doc.get('runcmd');
+  // One line per command, except the install step, whose script reads better as a block.
+  if (isSeq(runcmd)) for (const item of runcmd.items.slice(1)) if (isSeq(item)) item.flow = true;
   return `#cloud-config\n${doc.toString({ lineWidth: 0, blockQuote: 'literal' })}`;
 }
 
@@ -233,7 +239,8 @@ function render(options: Normalised): string {
  * prepares itself for Carapace and registers itself at first boot.
  *
  * The output creates `username` with passwordless sudo, a locked password, `/bin/bash`
- * and `publicKey` as its only authorized key, and installs python3 and sudo. Unless
+ * and `publicKey` as its only authorized key, and installs python3 and sudo where they are
+ * missing (never calling the package manager when they are present). Unless
  * `noDiscovery`, it also writes the discovery script, its configuration (mode 0600: it
  * holds the token), the optional CA bundle, and a systemd unit that runs the script at
  * every boot (no `/etc/rc.local`), and enables and starts that unit from `runcmd`.

@@ -1,18 +1,24 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   DISCOVERY_PATHS,
   DISCOVERY_SCRIPT,
   DISCOVERY_UNIT_NAME,
+  INSTALL_MISSING_SCRIPT,
   generateCloudConfig,
   generate_cloud_config,
 } from '@carapace/cloud-init';
-import { FIXTURES_DIR, GOLDEN_CA, PUBLIC_KEY, parseUserData, writtenFiles } from './helpers.js';
+import { FIXTURES_DIR, GOLDEN_CA, PUBLIC_KEY, parseUserData, run, writtenFiles } from './helpers.js';
 import { VARIANTS } from './variants.js';
 
 /** Set UPDATE_GOLDEN=1 to rewrite the golden files after an intended change. */
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+/** The first runcmd step: python3 and sudo installed only where missing. */
+const INSTALL_STEP = ['sh', '-c', INSTALL_MISSING_SCRIPT, 'carapace-packages', 'python3', 'sudo'];
 
 const BASE = { url: 'http://10.77.0.1:8080', serverDiscoveryToken: 'discovery-token-0123', publicKey: PUBLIC_KEY };
 
@@ -46,8 +52,10 @@ describe('generateCloudConfig: structure', () => {
         ssh_authorized_keys: [PUBLIC_KEY],
       },
     ]);
-    expect(doc.packages).toEqual(['python3', 'sudo']);
-    expect(doc.package_update).toBe(true);
+    // Never cloud-init's package_update/packages: they call apt-get even when nothing is missing.
+    expect(doc).not.toHaveProperty('packages');
+    expect(doc).not.toHaveProperty('package_update');
+    expect((doc.runcmd as unknown[])[0]).toEqual(INSTALL_STEP);
   });
 
   it('writes the discovery files with their modes, and enables and starts the unit', () => {
@@ -84,6 +92,7 @@ describe('generateCloudConfig: structure', () => {
     expect(text).not.toContain('rc.local');
 
     expect(doc.runcmd).toEqual([
+      INSTALL_STEP,
       ['systemctl', 'daemon-reload'],
       ['systemctl', 'enable', DISCOVERY_UNIT_NAME],
       ['systemctl', 'start', '--no-block', DISCOVERY_UNIT_NAME],
@@ -120,10 +129,11 @@ describe('generateCloudConfig: structure', () => {
     }
   });
 
-  it('noDiscovery keeps the user and packages and drops every discovery part', () => {
+  it('noDiscovery keeps the user and the install step and drops every discovery part', () => {
     const text = generateCloudConfig({ ...BASE, noDiscovery: true, caBundle: GOLDEN_CA });
     const doc = parseUserData(text);
-    expect(Object.keys(doc)).toEqual(['users', 'package_update', 'packages']);
+    expect(Object.keys(doc)).toEqual(['users', 'runcmd']);
+    expect(doc.runcmd).toEqual([INSTALL_STEP]);
     expect(text).not.toContain(BASE.serverDiscoveryToken);
     expect(text).not.toContain('carapace-discovery');
   });
@@ -139,6 +149,30 @@ describe('generateCloudConfig: structure', () => {
     expect(config.timeout).toBe(5);
     expect(config.deadline).toBe(600);
     expect(config.url).toBe('https://carapace.example.com:8443');
+  });
+});
+
+describe('the install step, run by sh as cloud-init runs it', () => {
+  // A PATH holding only the commands given: no apt-get, dnf or yum on it, so a step that
+  // called a package manager could not succeed.
+  const dir = mkdtempSync(join(tmpdir(), 'carapace-cloud-init-install-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const which = (command: string) => execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim();
+  symlinkSync(which('python3'), join(dir, 'python3'));
+  symlinkSync(which('sh'), join(dir, 'sh'));
+  const step = (parseUserData(generateCloudConfig(BASE)).runcmd as string[][])[0] ?? [];
+  const runStep = (names: string[]) => run('/bin/sh', [...step.slice(1, 4), ...names], { env: { PATH: dir } });
+
+  it('does nothing, and calls no package manager, when every command is there', async () => {
+    const result = await runStep(['python3', 'sh']);
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('tries to install only what is missing, and fails naming it when it cannot', async () => {
+    expect(step.slice(4)).toEqual(['python3', 'sudo']);
+    const result = await runStep(step.slice(4));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('carapace: installing sudo (not on this host)\ncarapace: could not install sudo: the discovery script and Ansible need them\n');
   });
 });
 

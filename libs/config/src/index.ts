@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { parse as parseYaml } from 'yaml';
+import { isMap, isNode, parse as parseYaml, parseDocument, type Document } from 'yaml';
 
 /** Environment variables, as `process.env` holds them. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -144,3 +144,35 @@ export const LogLevelSchema = Type.Union([
 
 /** How logs are written: `auto` (coloured lines on a terminal, JSON lines otherwise), `json` or `pretty`. */
 export const LogFormatSchema = Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]);
+
+/**
+ * The YAML text `text` with each dotted key of `values` set (a mapping made where missing; an
+ * undefined value removes the key), keeping every other key and the comments. Throws
+ * `error(...)` when the text is not YAML or does not hold a mapping.
+ */
+export function setYamlValues(text: string, values: Readonly<Record<string, unknown>>, error: ConfigErrorFactory): string {
+  const doc: Document = parseDocument(text);
+  if (doc.errors.length > 0) throw error(`not valid YAML: ${doc.errors[0]?.message ?? ''}`);
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!isMap(doc.contents)) throw error('the YAML must hold a mapping');
+  for (const [key, value] of Object.entries(values)) {
+    const path = key.split('.');
+    if (value === undefined) {
+      if (doc.hasIn(path)) doc.deleteIn(path);
+      continue;
+    }
+    // A mapping where the path goes through a scalar or nothing (`tls: null`).
+    for (let depth = 1; depth < path.length; depth += 1) {
+      if (!isMap(doc.getIn(path.slice(0, depth), true))) doc.setIn(path.slice(0, depth), doc.createNode({}));
+    }
+    // The new value keeps the comments of the one it replaces (`key: value # comment`).
+    const before: unknown = doc.getIn(path, true);
+    const node = doc.createNode(value);
+    if (isNode(before)) {
+      node.comment = before.comment;
+      node.commentBefore = before.commentBefore;
+    }
+    doc.setIn(path, node);
+  }
+  return doc.toString({ lineWidth: 0 });
+}

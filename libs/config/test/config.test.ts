@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deepFreeze, envLayer, mergeLayers, parseBoolean, readYamlMapping, schemaProblem } from '../src/index.js';
+import { deepFreeze, envLayer, mergeLayers, parseBoolean, readYamlMapping, schemaProblem, setYamlValues } from '../src/index.js';
 
 const fail = (message: string) => new Error(message);
 
@@ -58,5 +58,17 @@ describe('@carapace/config', () => {
     expect(schemaProblem(schema, { port: 70000 })).toMatch(/^at \/port: /);
     const frozen = deepFreeze({ a: { b: [1] } });
     expect(Object.isFrozen(frozen.a.b)).toBe(true);
+  });
+
+  it('setYamlValues sets dotted keys, keeping the other keys and the comments', () => {
+    const text = '# top\ncontrolPlane: "a:1" # the control plane\ntls: null\nslots: 3\nname: old\n';
+    const out = setYamlValues(text, { controlPlane: ['b:2', 'c:3'], 'tls.enabled': true, 'tls.caFile': '/etc/ca.pem', name: undefined, token: 'crt.x.y' }, fail);
+    expect(out).toMatch(/^# top\n/);
+    expect(out).toContain('# the control plane');
+    writeFileSync(join(dir, 'set.yaml'), out);
+    expect(readYamlMapping(join(dir, 'set.yaml'), fail)).toEqual({ controlPlane: ['b:2', 'c:3'], tls: { enabled: true, caFile: '/etc/ca.pem' }, slots: 3, token: 'crt.x.y' });
+    expect(setYamlValues('', { token: 't' }, fail)).toBe('token: t\n');
+    expect(() => setYamlValues('- a list\n', { token: 't' }, fail)).toThrow('the YAML must hold a mapping');
+    expect(() => setYamlValues('a: [\n', { token: 't' }, fail)).toThrow(/^not valid YAML/);
   });
 });
