@@ -33,9 +33,9 @@ export interface BackupReport {
   readonly ms: number;
 }
 
-function refuseOnPostgres(config: BackupConfig, what: string): void {
+function refuseOnPostgres(config: BackupConfig): void {
   if (config.database.url) {
-    throw new BackupError(`the database is PostgreSQL: ${what} it with pg_dump and pg_restore (README, "Backups and secrets"); this command is for SQLite installations`);
+    throw new BackupError('the database is PostgreSQL: back it up with pg_dump and restore it with pg_restore (README, "Backups and secrets"); this command is for SQLite installations');
   }
 }
 
@@ -82,7 +82,7 @@ function syncFile(path: string): void {
  * complete: a failed backup leaves no FILE. Refuses to replace an existing FILE.
  */
 export async function takeBackup(config: BackupConfig, file: string): Promise<BackupReport> {
-  refuseOnPostgres(config, 'back up');
+  refuseOnPostgres(config);
   const started = performance.now();
   const target = resolve(file);
   const source = join(config.dataDir, DATABASE_FILE);
@@ -148,7 +148,7 @@ export interface RestoreReport {
  * the database moved into place last, so that an installation exists only once complete.
  */
 export async function restoreBackup(config: BackupConfig, file: string): Promise<RestoreReport> {
-  refuseOnPostgres(config, 'restore');
+  refuseOnPostgres(config);
   const source = resolve(file);
   if (!isFile(source)) throw new BackupError(`no backup at ${source}`);
   const dataDir = config.dataDir;
