@@ -78,8 +78,13 @@ export async function openSecrets(config: KeyConfig, db: Database, log: Logger, 
   let loaded = readKey(config);
   if (!loaded) {
     const file = keyFilePath(config);
-    writeKeyFile(file, newKey());
-    log.info({ file }, 'created the key the secrets in the database are encrypted with (keep a copy of it apart from the backups)');
+    try {
+      writeKeyFile(file, newKey());
+      log.info({ file }, 'created the key the secrets in the database are encrypted with (keep a copy of it apart from the backups)');
+    } catch (err) {
+      // Another process sharing the data directory made it meanwhile: that one is the key.
+      if (!existsSync(file)) throw err;
+    }
     loaded = readKey(config);
     if (!loaded) throw new SecretsError(`${file} was written but cannot be read back`);
   }
