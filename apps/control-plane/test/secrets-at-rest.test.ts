@@ -4,7 +4,7 @@
 // nothing while tokens and the cinder integration files stay as they were.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -182,6 +182,7 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
     const oldKey = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
     const db = await openDatabase(location);
     const repo = new EncryptionRepository(db);
+    let report: Awaited<ReturnType<typeof rotateKey>> | undefined;
     try {
       // A value that does not open (a sealed keyring moved to another row) fails the rotation: nothing changes.
       const files = new ClusterFileRepository(db, new SecretBox(oldKey));
@@ -195,13 +196,14 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
       expect(existsSync(`${keyFile}.new`)).toBe(false);
       await db.run(sql`DELETE FROM cluster_files WHERE cluster_id = '00000000-0000-4000-8000-00000000beef'`);
 
-      const report = await rotateKey(config, db, 3);
+      report = await rotateKey(config, db, 3);
       expect(report.values).toBe((await repo.all()).length);
       expect(report.values).toBeGreaterThanOrEqual(5);
       const oldBox = new SecretBox(oldKey);
       const newBox = new SecretBox(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64'));
       expect(newBox.keyId).toBe(report.newKeyId);
       expect(readFileSync(report.retiredKeyFile ?? '', 'utf8').trim()).toBe(oldKey.toString('base64'));
+      expect(existsSync(`${keyFile}.new`)).toBe(false);
       for (const { value, context } of await repo.all()) {
         expect(() => oldBox.openBytes(value, context), context).toThrow(SecretsError);
         expect(newBox.open(value, context).length, context).toBeGreaterThan(0);
@@ -233,5 +235,13 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
     } finally {
       await r.stop();
     }
+
+    // A rotation stopped after its commit, before its new key file was moved into place: the next start finishes it.
+    renameSync(keyFile, `${keyFile}.new`);
+    copyFileSync(report?.retiredKeyFile ?? '', keyFile);
+    const resumed = await start();
+    await resumed.stop();
+    expect(readFileSync(keyFile, 'utf8')).toBe(newKeyText);
+    expect(existsSync(`${keyFile}.new`)).toBe(false);
   });
 });
