@@ -14,7 +14,7 @@ import { BackupError, restoreBackup, takeBackup } from './backup/backup.js';
 import { liveProcess, markLive } from './backup/live.js';
 import { BackupSchedule } from './backup/schedule.js';
 import { rotateKey } from './secrets/at-rest.js';
-import { keyFilePath } from './secrets/key-file.js';
+import { keySource } from './secrets/key-file.js';
 import { SecretsError } from './secrets/secret-box.js';
 import { nowS, systemClock } from './ports.js';
 
@@ -220,7 +220,7 @@ async function maintenance(command: 'backup' | 'restore' | 'rotate-key', config:
     if (command === 'backup') {
       const r = await takeBackup(config, file);
       say(`backup written: ${r.file} (${r.bytes} bytes, ${r.files} files of the data directory, in ${r.ms} ms)`);
-      say(`its secrets are encrypted with the key ${r.keyId}: it restores only with that key (${keyFilePath(config)}); keep a copy of the key apart from the backups`);
+      say(`its secrets are encrypted with the key ${r.keyId}: it restores only with that key (${keySource(config)}); keep a copy of the key apart from the backups`);
     } else if (command === 'restore') {
       const r = await restoreBackup(config, file);
       say(`restored the backup of ${r.createdAt} (release ${r.version}) into ${r.dataDir}: ${r.secrets} secrets opened with the key ${r.keyId}, ${r.files} files; start the control plane on it`);

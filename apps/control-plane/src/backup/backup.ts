@@ -2,11 +2,9 @@ import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, m
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Config } from '../config.js';
 import { migrationsFolder } from '../db/client.js';
-import { appliedMigrations, BackupFormatError, BACKUP_FORMAT, onlineCopy, readArchive, sealArchive, unsealArchive, type BackupFile, type BackupManifest } from '../db/sqlite-backup.js';
+import { appliedMigrations, BackupFormatError, BACKUP_FORMAT, onlineCopy, readArchive, sealArchive, settleCopy, unsealArchive, type BackupFile, type BackupManifest } from '../db/sqlite-backup.js';
 import { boxFor } from '../secrets/at-rest.js';
 import { syncDirectory } from '../secrets/key-file.js';
-import { EncryptionRepository, type StoredKey } from '../db/encryption.repository.js';
-import { SqliteDatabase } from '../db/sqlite.js';
 import { VERSION } from '../version.js';
 import { liveProcess } from './live.js';
 
@@ -94,7 +92,7 @@ export async function takeBackup(config: BackupConfig, file: string): Promise<Ba
   try {
     await onlineCopy(source, partial);
     chmodSync(partial, 0o600);
-    const copied = await readArchiveKey(partial);
+    const copied = settleCopy(partial);
     if (!copied) throw new BackupError('the secrets of this database are still in clear: start this release of the control plane on it once (it encrypts them), then back it up');
     const box = boxFor(config, copied, 'the secrets of this database are');
     const files: BackupFile[] = dataFiles(config.dataDir).map((path) => {
@@ -117,15 +115,6 @@ export async function takeBackup(config: BackupConfig, file: string): Promise<Ba
     rmSync(partial, { force: true });
     rmSync(`${partial}-journal`, { force: true });
     throw err;
-  }
-}
-
-async function readArchiveKey(path: string): Promise<StoredKey | undefined> {
-  const db = SqliteDatabase.open(path, migrationsFolder('sqlite'), { readonly: true });
-  try {
-    return await new EncryptionRepository(db).current();
-  } finally {
-    await db.close();
   }
 }
 

@@ -77,6 +77,20 @@ export function onlineCopy(source: string, target: string): Promise<{ pages: num
 }
 
 /**
+ * The online copy at `path` settled into one file (a rollback journal, not WAL: a backup is
+ * one file); the key its secrets are under, as it records it (undefined: in clear).
+ */
+export function settleCopy(path: string): StoredKey | undefined {
+  const db = new BetterSqlite3(path, { fileMustExist: true });
+  try {
+    db.pragma('journal_mode = DELETE');
+    return db.prepare('SELECT id, check_value AS checkValue FROM encryption_keys ORDER BY time_created DESC LIMIT 1').get() as StoredKey | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Makes the copy at `path` a backup: its manifest and the data directory's files in two
  * tables of their own, in one file (rollback journal, not WAL). Checks that the copy's
  * secrets are under the key the manifest names.
