@@ -142,7 +142,7 @@ export async function restoreBackup(config: BackupConfig, file: string): Promise
   if (!isFile(source)) throw new BackupError(`no backup at ${source}`);
   const dataDir = config.dataDir;
   const database = join(dataDir, DATABASE_FILE);
-  if (existsSync(database)) {
+  if ([database, `${database}-wal`, `${database}-shm`].some((f) => existsSync(f))) {
     const pid = liveProcess(dataDir);
     throw new BackupError(
       `${dataDir} holds an installation already (${DATABASE_FILE}${pid ? `, its control plane running as process ${pid}` : ''}): a restore never overwrites one; restore into a new data directory (CARAPACE_DATA_DIR), or stop that control plane and move its data directory away first`,
@@ -163,6 +163,8 @@ export async function restoreBackup(config: BackupConfig, file: string): Promise
     if (!inside.startsWith(dataDir + sep) || f.path.includes('..')) throw new BackupError(`${source} is damaged: it names a file outside the data directory (${f.path})`);
     return { path: f.path, mode: f.mode & 0o700, content: box.openBytes(f.sealed, fileContext(f.path)) };
   });
+  const present = opened.map((f) => join(dataDir, f.path)).filter((path) => existsSync(path));
+  if (present.length > 0) throw new BackupError(`the data directory holds files the restore would replace (${present.join(', ')}): restore into a new data directory`);
 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const staging = mkdtempSync(join(dataDir, '.restore-'));
