@@ -56,7 +56,7 @@ describe('an online backup of a busy installation restores everything acknowledg
     cp = await ControlPlane.start({ dataDir, httpHost: LAB_GATEWAY, runner: 'none' });
     api = new Api(cp.url);
     await api.login();
-    const token = (await api.ok('POST', '/v1/runner/', { name: 'backup-runner', labels: {} })).token as string;
+    const token = (await api.ok('POST', '/v1/runner/', { name: 'backup-runner', labels: { site: 'lab' } })).token as string;
     runner = await startRunner({ controlPlane: cp.grpcAddress, token, workDir: join(dir, 'runner'), sshKeyFile: key.privateKeyPath, slots: 2 });
     const access = await controlPlaneAccess({
       dataDir: cp.dataDir,
@@ -110,10 +110,9 @@ describe('an online backup of a busy installation restores everything acknowledg
   it('backs up while executions run and logs stream; the restored installation holds all that was acknowledged', async () => {
     const config = await api.ok('POST', '/v1/playbook_configuration/', { name: 'busy', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [server.id] });
     const start = async () => (await api.ok('POST', '/v1/execution/', { playbook_configuration: { id: config.id, version: config.version } })).id as string;
-    const first = await start();
-    await eventually(async () => ((await api.ok('GET', `/v1/execution/${first}/`)).data.state === 'completed' ? true : undefined), 180_000, 'a first run');
-    // Two more: one runs (its log streaming), the other waits for the host.
+    // Three runs on the one host: one runs (its steps and log streaming), the others wait for it.
     const running = await start();
+    await start();
     const queued = await start();
     await eventually(async () => {
       const text = (await api.call('GET', `/v1/execution/${running}/log/`, undefined, true, { accept: 'text/plain' })).text;
@@ -155,6 +154,8 @@ describe('an online backup of a busy installation restores everything acknowledg
     }
     expect(acknowledged.get(`execution/${running}/log`)).toContain('TASK [');
     expect((acknowledged.get(`execution/${running}/steps`) as Json[]).length).toBeGreaterThan(0);
+    // Runs were under way when the backup began: the last one had not even started.
+    expect((acknowledged.get(`execution/${queued}/version`) as Json[])[0]?.data.state).toMatch(/^(created|started)$/);
     expect(now.has(`execution/${queued}/version`)).toBe(true);
     // The original goes on: its runs end.
     await eventually(async () => ((await api.ok('GET', `/v1/execution/${queued}/`)).data.state === 'completed' ? true : undefined), 180_000, 'the queued run');
