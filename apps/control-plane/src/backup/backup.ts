@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Config } from '../config.js';
 import { migrationsFolder } from '../db/client.js';
@@ -63,12 +64,13 @@ function fileContext(path: string): string {
   return `backup_file:${path}`;
 }
 
-function syncFile(path: string): void {
-  const fd = openSync(path, 'r+');
+/** Makes a file durable, off the event loop (a scheduled backup runs in the serving process). */
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
   try {
-    fsyncSync(fd);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
@@ -107,7 +109,7 @@ export async function takeBackup(config: BackupConfig, file: string): Promise<Ba
       keyId: box.keyId,
     };
     sealArchive(partial, manifest, files);
-    syncFile(partial);
+    await syncFile(partial);
     renameSync(partial, target);
     syncDirectory(dirname(target));
     return { file: target, bytes: statSync(target).size, keyId: box.keyId, files: files.length, ms: Math.round(performance.now() - started) };
