@@ -94,6 +94,8 @@ export async function takeBackup(config: BackupConfig, file: string): Promise<Ba
   try {
     await onlineCopy(source, partial);
     chmodSync(partial, 0o600);
+    // The copy's pages to disk off the event loop first: what follows writes little, unsynced, then syncs again.
+    await syncFile(partial);
     const copied = settleCopy(partial);
     if (!copied) throw new BackupError('the secrets of this database are still in clear: start this release of the control plane on it once (it encrypts them), then back it up');
     const box = boxFor(config, copied, 'the secrets of this database are');

@@ -83,6 +83,8 @@ export function onlineCopy(source: string, target: string): Promise<{ pages: num
 export function settleCopy(path: string): StoredKey | undefined {
   const db = new BetterSqlite3(path, { fileMustExist: true });
   try {
+    // The caller syncs the file once done (off the event loop).
+    db.pragma('synchronous = OFF');
     db.pragma('journal_mode = DELETE');
     return db.prepare('SELECT id, check_value AS checkValue FROM encryption_keys ORDER BY time_created DESC LIMIT 1').get() as StoredKey | undefined;
   } finally {
@@ -98,6 +100,7 @@ export function settleCopy(path: string): StoredKey | undefined {
 export function sealArchive(path: string, manifest: BackupManifest, files: readonly BackupFile[]): void {
   const db = new BetterSqlite3(path, { fileMustExist: true });
   try {
+    db.pragma('synchronous = OFF');
     db.pragma('journal_mode = DELETE');
     const key = db.prepare('SELECT id FROM encryption_keys').get() as { id: string } | undefined;
     if (key?.id !== manifest.keyId) throw new Error(`the copy's secrets are under the key ${key?.id ?? 'none'}, not ${manifest.keyId}`);
