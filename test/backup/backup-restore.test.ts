@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackupSchedule, buildApp, createContainer, createLogger, loadConfig, main, openDatabase } from '@carapace/control-plane';
-import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
+import { Harness, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
 
 /** Runs the command; its exit status and what it wrote on stderr. */
 async function command(args: string[]): Promise<{ code: number; output: string }> {
@@ -143,7 +143,15 @@ describe('backup and restore of an SQLite installation', { timeout: 60_000 }, ()
     const t = Date.parse('2026-01-02T03:04:05.000Z');
     for (let i = 0; i < 3; i++) await schedule.runOnce(new Date(t + i * 1000));
     expect(readdirSync(dir).sort()).toEqual(['carapace-20260102T030406000Z.backup', 'carapace-20260102T030407000Z.backup']);
-    const stop = schedule.start();
-    await stop();
+    await schedule.start()();
+    // Started, it takes one each interval by itself.
+    const every = join(root, 'every-second');
+    const ticking = new BackupSchedule(loadConfig({ env: { CARAPACE_DATA_DIR: dataDir, CARAPACE_BACKUP_DIR: every, CARAPACE_BACKUP_INTERVAL_S: '1' } }), createLogger('silent'));
+    const stop = ticking.start();
+    try {
+      await until('a scheduled backup', () => existsSync(every) && readdirSync(every).some((n) => n.endsWith('.backup')), 10_000);
+    } finally {
+      await stop();
+    }
   });
 });
