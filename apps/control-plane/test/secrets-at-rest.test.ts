@@ -4,7 +4,7 @@
 // nothing while tokens and the cinder integration files stay as they were.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -45,7 +45,10 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
 
   async function start(): Promise<Running> {
     const db = await openDatabase(location);
-    const container = await createContainer(config, db, logger, { mailer: { send: async () => undefined, close: async () => undefined } });
+    const container = await createContainer(config, db, logger, { mailer: { send: async () => undefined, close: async () => undefined } }).catch(async (err: unknown) => {
+      await db.close();
+      throw err;
+    });
     const app = await buildApp({ services: container.services, logger });
     return {
       container,
@@ -211,6 +214,12 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
     } finally {
       await db.close();
     }
+
+    // The key file is the owner's only: open to others, it is refused.
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    chmodSync(keyFile, 0o644);
+    await expect(start()).rejects.toThrow(/secrets key .*secrets\.key is open to other users \(mode 644\): chmod 600/);
+    chmodSync(keyFile, 0o600);
 
     // The old key in place of the new one: the control plane does not start, and says why in one line.
     const newKeyText = readFileSync(keyFile, 'utf8');
