@@ -63,8 +63,13 @@ export class EncryptionRepository {
     return this.db.get<StoredKey>(sql`SELECT id, check_value AS "checkValue" FROM encryption_keys ORDER BY time_created DESC LIMIT 1`);
   }
 
-  /** Records the key the secrets are (now) encrypted with, if none is recorded; true when this call recorded it. */
+  /**
+   * Records the key the secrets are (now) encrypted with, if none is recorded; true when this
+   * call recorded it. Inside a transaction; on PostgreSQL, replicas starting together take
+   * turns (a transaction-scoped advisory lock), so that the second sees the first's key.
+   */
   async claim(key: StoredKey, nowS: number): Promise<boolean> {
+    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext('carapace.encryption_keys'))`);
     return (await this.db.run(sql`
       INSERT INTO encryption_keys (id, check_value, time_created)
       SELECT ${key.id}, ${key.checkValue}, ${nowS} WHERE NOT EXISTS (SELECT 1 FROM encryption_keys)`)) === 1;
