@@ -13,6 +13,7 @@
 //   cores (a cgroup each, as if each replica had a machine of that size), the setting of the
 //   goal; and sharing this machine's cores, where a second replica adds no core;
 // - PostgreSQL against SQLite (ratio).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -24,6 +25,8 @@ import { Api, ControlPlane, DISCOVERY_TOKEN } from '../e2e/system.js';
 import { PostgresStatements, postgresCpuMs, procStats } from './costs.js';
 import { CpuCap } from './cpu-cap.js';
 
+/** The secrets key every control plane of a scenario shares (replicas of one database must). */
+const SECRETS_KEY = randomBytes(32).toString('base64');
 const RUNNERS = Number(process.env.BENCH_SCALE_RUNNERS ?? 1000);
 const SERVERS = Number(process.env.BENCH_SCALE_SERVERS ?? 250);
 const EXECUTIONS = Number(process.env.BENCH_SCALE_EXECUTIONS ?? 2000);
@@ -87,6 +90,8 @@ async function scenario(name: string, database: string | null, replicas: number,
     CARAPACE_LOG_LEVEL: 'warn',
     CARAPACE_THROTTLE_REGISTRATIONS_PER_ADDRESS: '100000',
     CARAPACE_DATABASE_POOL_SIZE: '20',
+    // Replicas of one database share its secrets key.
+    CARAPACE_SECRETS_KEY: SECRETS_KEY,
     ...(database ? { CARAPACE_DATABASE_URL: database } : {}),
   };
   const cps: ControlPlane[] = [];

@@ -4,6 +4,7 @@
 // followed through B while the runner reports to A; A is killed (SIGKILL) mid-run. The runner
 // moves to B, the run completes there, the log is whole and nothing in it is doubled, and no
 // lease is left. (apps/control-plane/test/replicas.test.ts proves the same in one process.)
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +58,8 @@ function headers(log: string): string[] {
   return log.split('\n').filter((l) => /^(PLAY \[|TASK \[|RUNNING HANDLER \[|PLAY RECAP)/.test(l));
 }
 
+const SECRETS_KEY = randomBytes(32).toString('base64');
+
 describe('two control-plane replicas on one PostgreSQL database; one killed mid-run', { timeout: 300_000 }, () => {
   let dir: string;
   let database: TestDatabase;
@@ -72,7 +75,8 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
 
   async function startReplica(): Promise<ControlPlane> {
     // On the lab bridge, where the hosts register at first boot.
-    return ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'none', env: { CARAPACE_DATABASE_URL: database.url, ...LEASES } });
+    // Replicas of one database share its secrets key.
+    return ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'none', env: { CARAPACE_DATABASE_URL: database.url, CARAPACE_SECRETS_KEY: SECRETS_KEY, ...LEASES } });
   }
 
   beforeAll(async () => {

@@ -51,8 +51,8 @@ export class TestControlPlane {
     const opened = await openTestDatabase();
     cp.dropDatabase = () => opened.drop();
     const db = opened.db;
-    cp.clusterFiles = new ClusterFileRepository(db);
     cp.container = await createContainer(config, db, logger, { clock: cp.clock });
+    cp.clusterFiles = new ClusterFileRepository(db, cp.container.secretBox);
     cp.app = await buildApp({ services: cp.container.services, logger });
     await cp.app.listen({ host: '127.0.0.1', port: 0 });
     cp.url = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;

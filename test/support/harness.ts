@@ -60,6 +60,8 @@ export class Harness {
   config!: Config;
   /** The database under the container (for tests that store or read rows directly). */
   db!: Database;
+  /** The PostgreSQL URL of that database, or null (SQLite). */
+  databaseUrl: string | null = null;
   private dropDatabase: () => Promise<void> = async () => undefined;
   readonly clock = new TestClock();
   readonly mail = new MailSink();
@@ -92,9 +94,10 @@ export class Harness {
     });
     const logger = createLogger(this.config.logLevel);
     const opened = options.databaseFile
-      ? { db: await openDatabase(options.databaseFile), drop: async () => undefined }
+      ? { db: await openDatabase(options.databaseFile), url: null, drop: async () => undefined }
       : await openTestDatabase();
     this.db = opened.db;
+    this.databaseUrl = opened.url;
     this.dropDatabase = () => opened.drop();
     this.container = await createContainer(this.config, this.db, logger, { clock: this.clock, leaseTimeoutMs: 30_000 });
     this.app = await buildApp({ services: this.container.services, logger });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,8 @@ import {
 import { ROOT_PASSWORD } from './harness.js';
 
 export const REPLICA_DISCOVERY_TOKEN = 'replica-discovery-token-0123456789';
+/** The secrets key of every replica of this process (replicas of one database must share it). */
+export const REPLICA_SECRETS_KEY = randomBytes(32).toString('base64');
 
 /**
  * One control-plane replica in this process, as `main` starts it but on free ports: its own
@@ -50,6 +53,8 @@ export class Replica {
         CARAPACE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
         CARAPACE_DISCOVERY_TOKEN: REPLICA_DISCOVERY_TOKEN,
         CARAPACE_RUNNER: 'none',
+        // Replicas of one database share its secrets key (each has a data directory of its own).
+        CARAPACE_SECRETS_KEY: REPLICA_SECRETS_KEY,
         CARAPACE_GRPC_PORT: '0',
         CARAPACE_THROTTLE_LOGIN_DELAY_BASE_MS: '0',
         ...env,

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from 'typebox';
 import { deepFreeze, envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, readYamlMapping, schemaProblem, type Env } from '@carapace/config';
@@ -141,6 +141,27 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /**
+     * The key the secrets held in the database are encrypted with (AES-256-GCM): `key` (32
+     * bytes in base64) or else the file `keyFile` (default `<dataDir>/secrets.key`, created
+     * 0600 at the first start). Never stored in the database nor in a backup.
+     */
+    secrets: Type.Object(
+      {
+        keyFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        key: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
+    /** Scheduled online backups (SQLite): every `intervalS` (0: none) into `dir` (default `<dataDir>/backups`), the newest `keep` kept. */
+    backup: Type.Object(
+      {
+        dir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        intervalS: Type.Integer({ minimum: 0 }),
+        keep: Type.Integer({ minimum: 1 }),
+      },
+      { additionalProperties: false },
+    ),
     list: Type.Object(
       {
         defaultPerPage: Type.Integer({ minimum: 1 }),
@@ -195,6 +216,8 @@ export const DEFAULT_CONFIG: Config = {
   embeddedRunner: { drainGraceMs: 3000, cancelGraceMs: 2000, logLevel: null, logFormat: null },
   database: { url: null, poolSize: 10 },
   metrics: { token: null },
+  secrets: { keyFile: null, key: null },
+  backup: { dir: null, intervalS: 0, keep: 7 },
   list: { defaultPerPage: 25, maxPerPage: 1000, queryBudgetMs: 1000 },
   throttle: {
     windowS: 300,
@@ -248,6 +271,11 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RUNNER_CANCEL_GRACE_MS: 'embeddedRunner.cancelGraceMs',
   CARAPACE_RUNNER_LOG_LEVEL: 'embeddedRunner.logLevel',
   CARAPACE_RUNNER_LOG_FORMAT: 'embeddedRunner.logFormat',
+  CARAPACE_SECRETS_KEY_FILE: 'secrets.keyFile',
+  CARAPACE_SECRETS_KEY: 'secrets.key',
+  CARAPACE_BACKUP_DIR: 'backup.dir',
+  CARAPACE_BACKUP_INTERVAL_S: 'backup.intervalS',
+  CARAPACE_BACKUP_KEEP: 'backup.keep',
   CARAPACE_LIST_DEFAULT_PER_PAGE: 'list.defaultPerPage',
   CARAPACE_LIST_MAX_PER_PAGE: 'list.maxPerPage',
   CARAPACE_LIST_QUERY_BUDGET_MS: 'list.queryBudgetMs',
@@ -263,6 +291,9 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_PASSWORD_HASH_CONCURRENCY: 'passwordHashing.concurrency',
   CARAPACE_PASSWORD_HASH_QUEUE: 'passwordHashing.queue',
 };
+
+/** The key file's name in the data directory, when `secrets.keyFile` is not set. */
+export const SECRETS_KEY_FILE = 'secrets.key';
 
 /** A configuration that cannot be used; the message says which key and why. */
 export class ConfigError extends Error {}
@@ -287,6 +318,9 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
     throw new ConfigError('grpc.heartbeatIntervalMs must be at most a third of grpc.leaseTimeoutMs, so that a lease survives a lost heartbeat or two');
   }
   checkUrl('publicUrl', config.publicUrl);
+  if (config.backup.intervalS > 0 && config.database.url) {
+    throw new ConfigError('backup.intervalS: scheduled backups are of the SQLite database; back up PostgreSQL with pg_dump (README, "Backups and secrets")');
+  }
   const targets: [string, NotificationTargets][] = [
     ['notifications', config.notifications],
     ...Object.entries(config.notifications.clusters).map(([key, t]): [string, NotificationTargets] => [`notifications.clusters.${key}`, t]),
@@ -300,7 +334,14 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
       secrets.set(w.url, w.secret);
     });
   }
-  return deepFreeze({ ...config, dataDir: resolve(config.dataDir), ui: { dir: config.ui.dir === null ? null : resolve(config.ui.dir) } });
+  const dataDir = resolve(config.dataDir);
+  return deepFreeze({
+    ...config,
+    dataDir,
+    ui: { dir: config.ui.dir === null ? null : resolve(config.ui.dir) },
+    secrets: { ...config.secrets, keyFile: config.secrets.keyFile === null ? join(dataDir, SECRETS_KEY_FILE) : resolve(config.secrets.keyFile) },
+    backup: { ...config.backup, dir: config.backup.dir === null ? join(dataDir, 'backups') : resolve(config.backup.dir) },
+  });
 }
 
 /** Refuses a URL that is not absolute http(s) (a webhook or the public URL). */

@@ -49,6 +49,8 @@ import { UserService } from './services/user.service.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { nowS } from './ports.js';
 import { VERSION } from './version.js';
+import { openSecrets } from './secrets/at-rest.js';
+import type { SecretBox } from './secrets/secret-box.js';
 
 /** The running services and what they hold open. */
 export interface Container {
@@ -59,6 +61,8 @@ export interface Container {
   readonly bootstrap: BootstrapResult;
   /** What this replica and the others sharing the database tell each other. */
   readonly bus: Bus;
+  /** Opens and seals the secrets the database holds (the key is kept outside it). */
+  readonly secretBox: SecretBox;
   /** Starts the periodic sweep of expired leases; returns its stop. */
   startBackground(): Promise<() => void>;
   /** Waits for the mails under way and closes the database. */
@@ -81,16 +85,21 @@ export interface ContainerPorts {
   readonly factsAnswerTimeoutMs?: number;
 }
 
-/** Wires repositories, services and ports over an open database; runs the first-start bootstrap. */
+/**
+ * Wires repositories, services and ports over an open database; encrypts the database's
+ * secrets if they are still in clear (`openSecrets`: throws SecretsError when the key is
+ * missing or another one); runs the first-start bootstrap.
+ */
 export async function createContainer(config: Config, db: Database, logger: Logger, ports: ContainerPorts = {}): Promise<Container> {
   const clock = ports.clock ?? systemClock;
+  const box = await openSecrets(config, db, logger.child({ component: 'secrets' }), nowS(clock));
   const bus = await openBus(db, logger.child({ component: 'bus' }));
   const mailLog = logger.child({ component: 'mailer' });
   const outbox = ports.mailer
     ? null
-    : new MailOutbox(new MailOutboxRepository(db), new SmtpTransport(config.smtp, join(config.dataDir, 'mail'), mailLog), clock, mailLog, ports.mailRetry);
+    : new MailOutbox(new MailOutboxRepository(db, box), new SmtpTransport(config.smtp, join(config.dataDir, 'mail'), mailLog), clock, mailLog, ports.mailRetry);
   const mailer: Mailer = ports.mailer ?? (outbox as MailOutbox);
-  const authRepo = new AuthRepository(db);
+  const authRepo = new AuthRepository(db, box);
   // A list query's time budget; a stored model's data at most what a PUT body can carry.
   const limits = { queryBudgetMs: config.list.queryBudgetMs, maxDataBytes: config.http.bodyLimitBytes };
   // Users and roles change seldom and are read on many requests: their latest versions are
@@ -128,8 +137,8 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const factsRequests = new FactsRequestRepository(db);
   const serverService = new ServerService(serverRepo, clock, locks, bus, factsRequests);
   const clusterService = new ClusterService(clusterRepo, clock, (id) => serverService.countInCluster(id));
-  const executionEvents = new ExecutionEventsRepository(db, config.list.queryBudgetMs);
-  const clusterFiles = new ClusterFileRepository(db);
+  const executionEvents = new ExecutionEventsRepository(db, box, config.list.queryBudgetMs);
+  const clusterFiles = new ClusterFileRepository(db, box);
   const leaseTimeoutMs = ports.leaseTimeoutMs ?? config.grpc.leaseTimeoutMs;
   const engine = new ExecutionEngine(
     executionRepo,
@@ -229,6 +238,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     notifications,
     bootstrap: boot,
     bus,
+    secretBox: box,
     async startBackground() {
       await outbox?.resume();
       webhooks.resume();

@@ -7,3 +7,6 @@ export { startGrpcServer, type GrpcServer } from './grpc/grpc.server.js';
 export { createLogger } from './logger.js';
 export { main } from './main.js';
 export type { Clock, Mail, Mailer } from './ports.js';
+export { BackupError, restoreBackup, takeBackup, type BackupReport, type RestoreReport } from './backup/backup.js';
+export { BackupSchedule } from './backup/schedule.js';
+export { SecretBox, SecretsError } from './secrets/secret-box.js';

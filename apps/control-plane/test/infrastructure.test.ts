@@ -130,7 +130,7 @@ describe('clusters and servers', () => {
     const id = cluster.json.id as string;
     const none = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });
     expect(none.status).toBe(404);
-    const files = new ClusterFileRepository(h.db);
+    const files = new ClusterFileRepository(h.db, h.container.secretBox);
     await files.put(id, 'ceph.conf', '[global]\nfsid = x\n', 1);
     await files.put(id, 'ceph.client.cinder.keyring', '[client.cinder]\nkey = y\n', 1);
     const byDefault = await h.request('GET', `/v1/cinder_integration/${id}/`, { token: root });

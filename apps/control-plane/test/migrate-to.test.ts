@@ -30,7 +30,8 @@ describe('migrate-to: an SQLite installation copied into PostgreSQL', { timeout:
     // A populated installation on an SQLite file: users, roles, clusters, servers with facts,
     // configurations, an execution with steps and a log, versions of each.
     const file = join(dir, 'carapace.db');
-    const h = await Harness.start({}, { databaseFile: file });
+    // The data directory (and its secrets key) the PostgreSQL copy is served with below.
+    const h = await Harness.start({ CARAPACE_DATA_DIR: dir }, { databaseFile: file });
     const root = await h.rootToken();
     const { id: userId } = await h.userWith('operator', ['view_cluster', 'view_server', 'view_execution', 'view_execution_steps']);
     const cluster = await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'migrated' } });

@@ -2,6 +2,8 @@ import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { changeCounters, type ChangeCounters } from './change-counter.js';
 import type { Database, Dialect } from './database.js';
 import { roles, tokens, users } from './schema/index.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { secretContext } from './encryption.repository.js';
 
 /** What the authentication of one request needs, read in one query. */
 export interface SessionRow {
@@ -41,7 +43,10 @@ export class AuthRepository {
    */
   private readonly sessionTables: readonly string[] = [getTableName(tokens), getTableName(users), getTableName(roles)];
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {
     this.counters = changeCounters(db);
   }
 
@@ -129,12 +134,17 @@ export class AuthRepository {
     await this.db.run(sql`UPDATE password_resets SET used_at = ${nowS} WHERE user_id = ${userId} AND used_at IS NULL`);
   }
 
-  /** A secret of the service, created with `make` the first time it is asked for (by any replica: the first one stored wins). */
+  /**
+   * A secret of the service, created with `make` the first time it is asked for (by any
+   * replica: the first one stored wins). Stored encrypted; read once at start by its user,
+   * which keeps it in memory (nothing decrypts it per request).
+   */
   async secret(name: string, make: () => string, nowS: number): Promise<string> {
-    await this.db.run(sql`INSERT INTO secrets (name, value, time_created) VALUES (${name}, ${make()}, ${nowS}) ON CONFLICT (name) DO NOTHING`);
+    const context = secretContext.secret(name);
+    await this.db.run(sql`INSERT INTO secrets (name, value, time_created) VALUES (${name}, ${this.box.seal(make(), context)}, ${nowS}) ON CONFLICT (name) DO NOTHING`);
     const row = await this.db.get<{ value: string }>(sql`SELECT value FROM secrets WHERE name = ${name}`);
     if (!row) throw new Error(`secret ${name} missing`);
-    return row.value;
+    return this.box.open(row.value, context);
   }
 
   transaction<T>(fn: () => Promise<T>): Promise<T> {

@@ -5,6 +5,8 @@ import { QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Databas
 import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { DEFAULT_LIMITS } from './versioned.repository.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { secretContext } from './encryption.repository.js';
 
 const STEP_FIELDS: ModelFields = {
   data: [],
@@ -86,11 +88,12 @@ function stepModel(r: StepRow): Stored<ExecutionStepData> {
   };
 }
 
-/** The steps and the log of executions; appends are idempotent. */
+/** The steps and the log of executions; appends are idempotent. Files a run hands back are stored encrypted (keyrings). */
 export class ExecutionEventsRepository {
   /** `queryBudgetMs` bounds the time of one step list query (`Database.withBudget`). */
   constructor(
     private readonly db: Database,
+    private readonly box: SecretBox,
     private readonly queryBudgetMs = DEFAULT_LIMITS.queryBudgetMs,
   ) {}
 
@@ -190,7 +193,7 @@ export class ExecutionEventsRepository {
    */
   async addArtifact(executionId: string, seq: number, name: string, content: string): Promise<boolean> {
     const changed = await this.db.run(sql`
-      INSERT INTO execution_artifacts (execution_id, name, seq, content) VALUES (${executionId}, ${name}, ${seq}, ${content})
+      INSERT INTO execution_artifacts (execution_id, name, seq, content) VALUES (${executionId}, ${name}, ${seq}, ${this.box.seal(content, secretContext.artifact(executionId, name))})
       ON CONFLICT (execution_id, name) DO NOTHING`);
     return changed === 1;
   }
@@ -221,7 +224,7 @@ export class ExecutionEventsRepository {
     files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const { executionId, name, content } of files) {
       const own = byExecution.get(executionId) ?? [];
-      own.push({ name, content });
+      own.push({ name, content: this.box.open(content, secretContext.artifact(executionId, name)) });
       byExecution.set(executionId, own);
     }
     return byExecution;

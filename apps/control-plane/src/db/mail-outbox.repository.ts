@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { Database } from './database.js';
+import { secretContext } from './encryption.repository.js';
 
 /** A mail of the outbox. */
 export interface OutboxMail {
@@ -14,15 +16,18 @@ export interface OutboxMail {
 /** How long a replica holds the mails it took to deliver (a send takes seconds at most). */
 const CLAIM_MS = 120_000;
 
-/** The outbox of mail to deliver (see `MailOutbox`). */
+/** The outbox of mail to deliver (see `MailOutbox`); bodies are stored encrypted (a new password, a reset token). */
 export class MailOutboxRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
 
   /** Stores a mail to deliver from `nowMs` on; joins the caller's transaction if one is open. */
   async add(mail: { to: string; subject: string; text: string }, nowMs: number): Promise<number> {
     const row = await this.db.get<{ id: number }>(sql`
       INSERT INTO mail_outbox (recipient, subject, body, time_created_ms, next_attempt_ms)
-      VALUES (${mail.to}, ${mail.subject}, ${mail.text}, ${nowMs}, ${nowMs}) RETURNING id`);
+      VALUES (${mail.to}, ${mail.subject}, ${this.box.seal(mail.text, secretContext.mail())}, ${nowMs}, ${nowMs}) RETURNING id`);
     if (!row) throw new Error('the outbox returned no id');
     return row.id;
   }
@@ -46,7 +51,9 @@ export class MailOutboxRepository {
       UPDATE mail_outbox SET next_attempt_ms = ${nowMs + CLAIM_MS}
        WHERE id IN (SELECT id FROM mail_outbox WHERE next_attempt_ms <= ${nowMs} ORDER BY next_attempt_ms, id LIMIT ${limit}${skip})
       RETURNING id, recipient AS "to", subject, body AS "text", time_created_ms AS "timeCreatedMs", attempts`);
-    return rows.sort((x, y) => x.timeCreatedMs - y.timeCreatedMs || x.id - y.id);
+    return rows
+      .map((r) => ({ ...r, text: this.box.open(r.text, secretContext.mail()) }))
+      .sort((x, y) => x.timeCreatedMs - y.timeCreatedMs || x.id - y.id);
   }
 
   /** When the next mail is due, if any is waiting. */

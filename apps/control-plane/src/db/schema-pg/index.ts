@@ -105,6 +105,13 @@ export const secrets = pgTable('secrets', {
   timeCreated: int8('time_created').notNull(),
 });
 
+/** The id and check value of the key the secrets are encrypted with (never the key): see the SQLite schema. */
+export const encryptionKeys = pgTable('encryption_keys', {
+  id: text('id').primaryKey(),
+  checkValue: text('check_value').notNull(),
+  timeCreated: int8('time_created').notNull(),
+});
+
 /** Clusters, every version. The name is unique among live clusters (expression index). */
 export const clusters = versionedTable('clusters');
 

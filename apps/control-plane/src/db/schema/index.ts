@@ -17,3 +17,4 @@ export { notificationDeliveries, notificationAttempts } from './notifications.js
 export { runnerSessions } from './runner-sessions.js';
 export { throttleEvents } from './throttle-events.js';
 export { factsRequests } from './facts-requests.js';
+export { encryptionKeys } from './encryption-keys.js';
