@@ -1,4 +1,5 @@
 import type { TestControlPlane } from './control-plane.js';
+import type { Harness } from './harness.js';
 
 /** A step as a runner reports it. */
 export interface StepReport {
@@ -57,4 +58,34 @@ export class ScriptedRunner {
   async finish(executionId: string, outcome: 'completed' | 'failed' | 'canceled', reason: string | null = null): Promise<void> {
     if (!(await this.engine.finish(executionId, outcome, reason))) throw new Error(`execution ${executionId} was over already`);
   }
+}
+
+/** What {@link completedHelloWorld} made. */
+export interface CompletedRun {
+  readonly configurationId: string;
+  readonly executionId: string;
+}
+
+/**
+ * A hello_world configuration of `serverIds` in `clusterId`, and an execution of it that a
+ * {@link ScriptedRunner} named `runnerName` claimed, reported one step and one log chunk of,
+ * and completed: a history with every model kind, for tests that compare what two stores answer.
+ */
+export async function completedHelloWorld(
+  h: Harness,
+  options: { token: string; clusterId: string; serverIds: readonly string[]; runnerName: string },
+): Promise<CompletedRun> {
+  const { token, clusterId, serverIds, runnerName } = options;
+  const config = await h.request('POST', '/v1/playbook_configuration/', {
+    token,
+    body: { name: 'hello', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [...serverIds] },
+  });
+  const execution = await h.request('POST', '/v1/execution/', { token, body: { playbook_configuration: { id: config.json.id, version: config.json.version } } });
+  const executionId = execution.json.id as string;
+  const runner = new ScriptedRunner({ services: h.container.services } as never, runnerName);
+  await runner.claim(executionId);
+  await runner.step(executionId, { role: 'hello', name: 'say hello', result: 'ok', serverId: serverIds[0] ?? null });
+  await runner.log(executionId, 'PLAY [hello]\nok: [10.0.0.1]\n');
+  await runner.finish(executionId, 'completed');
+  return { configurationId: config.json.id as string, executionId };
 }

@@ -12,7 +12,7 @@ import { addServer } from '@carapace/test-support/facts';
 import { testDialect } from '@carapace/test-support/database';
 import { Harness } from '@carapace/test-support/harness';
 import { findPostgresBinDir, testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
-import { ScriptedRunner } from '@carapace/test-support/runner';
+import { completedHelloWorld } from '@carapace/test-support/runner';
 import { buildApp, createContainer, createLogger, loadConfig, openDatabase, restoreBackup, SecretsError, takeBackup } from '../src/index.js';
 
 function run(bin: string, args: string[]): void {
@@ -48,17 +48,7 @@ describe(`the documented backup and restore (${testDialect()})`, { timeout: 90_0
       const cluster = await h.request('POST', '/v1/cluster/', { token, body: { name: 'kept' } });
       await h.request('PUT', `/v1/cluster/${cluster.json.id}/`, { token, body: { ...cluster.json, data: { ...cluster.json.data, name: 'kept-renamed' } } });
       const servers = [await addServer(h), await addServer(h)];
-      const config = await h.request('POST', '/v1/playbook_configuration/', {
-        token,
-        body: { name: 'hello', cluster_id: cluster.json.id, playbook_id: 'hello_world', server_ids: servers.map((s) => s.id) },
-      });
-      const execution = await h.request('POST', '/v1/execution/', { token, body: { playbook_configuration: { id: config.json.id, version: config.json.version } } });
-      const executionId = execution.json.id as string;
-      const runner = new ScriptedRunner({ services: h.container.services } as never, 'backup-runner');
-      await runner.claim(executionId);
-      await runner.step(executionId, { role: 'hello', name: 'say hello', result: 'ok', serverId: servers[0]?.id ?? null });
-      await runner.log(executionId, 'PLAY [hello]\nok: [10.0.0.1]\n');
-      await runner.finish(executionId, 'completed');
+      const { executionId } = await completedHelloWorld(h, { token, clusterId: cluster.json.id, serverIds: servers.map((s) => s.id), runnerName: 'backup-runner' });
       paths.push(
         '/v1/user/',
         `/v1/user/${userId}/version/`,

@@ -8,7 +8,7 @@ import { buildApp, createContainer, createLogger, loadConfig, main, openDatabase
 import { addServer } from '@carapace/test-support/facts';
 import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
-import { ScriptedRunner } from '@carapace/test-support/runner';
+import { completedHelloWorld } from '@carapace/test-support/runner';
 
 describe('migrate-to: an SQLite installation copied into PostgreSQL', { timeout: 120_000 }, () => {
   let dir: string;
@@ -37,17 +37,7 @@ describe('migrate-to: an SQLite installation copied into PostgreSQL', { timeout:
     const cluster = await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'migrated' } });
     await h.request('PUT', `/v1/cluster/${cluster.json.id}/`, { token: root, body: { ...cluster.json, data: { ...cluster.json.data, name: 'migrated-renamed' } } });
     const servers = [await addServer(h), await addServer(h)];
-    const config = await h.request('POST', '/v1/playbook_configuration/', {
-      token: root,
-      body: { name: 'hello', cluster_id: cluster.json.id, playbook_id: 'hello_world', server_ids: servers.map((s) => s.id) },
-    });
-    const execution = await h.request('POST', '/v1/execution/', { token: root, body: { playbook_configuration: { id: config.json.id, version: config.json.version } } });
-    executionId = execution.json.id as string;
-    const runner = new ScriptedRunner({ services: h.container.services } as never, 'migrating-runner');
-    await runner.claim(executionId);
-    await runner.step(executionId, { role: 'hello', name: 'say hello', result: 'ok', serverId: servers[0]?.id ?? null });
-    await runner.log(executionId, 'PLAY [hello]\nok: [10.0.0.1]\n');
-    await runner.finish(executionId, 'completed');
+    ({ executionId } = await completedHelloWorld(h, { token: root, clusterId: cluster.json.id, serverIds: servers.map((s) => s.id), runnerName: 'migrating-runner' }));
     paths.push(
       '/v1/user/',
       `/v1/user/${userId}/version/`,
