@@ -24,6 +24,22 @@ export function wrongKeyMessage(what: string, stored: StoredKey, box: SecretBox,
 }
 
 /**
+ * The last step of a rotation: the old key file kept as `<file>.retired-<old key id>` (backups
+ * taken before need it; none when there was no old file), then the new key moved into its
+ * place. Returns where the old key went.
+ */
+function promoteKeyFile(file: string, pending: string, oldKeyId: string | null): string | null {
+  const retired = oldKeyId === null ? null : `${file}.retired-${oldKeyId}`;
+  if (retired) {
+    rmSync(retired, { force: true });
+    linkSync(file, retired);
+  }
+  renameSync(pending, file);
+  syncDirectory(dirname(file));
+  return retired;
+}
+
+/**
  * A rotation stopped between its commit and the move of its new key file into place leaves
  * the database under the key of `<keyFile>.new`: the move is finished here. Returns the box
  * of that key when it did so.
@@ -34,12 +50,8 @@ function finishInterruptedRotation(config: KeyConfig, stored: StoredKey, log: Pi
   const key = readKeyFile(pending);
   if (!key || !keyMatches(key, stored.checkValue)) return null;
   const file = keyFilePath(config);
-  // The old key, kept as a rotation keeps it (backups taken before it need it).
   const old = readKeyFile(file);
-  const retired = old ? `${file}.retired-${keyIdOf(old)}` : null;
-  if (retired && !existsSync(retired)) linkSync(file, retired);
-  renameSync(pending, file);
-  syncDirectory(dirname(file));
+  promoteKeyFile(file, pending, old ? keyIdOf(old) : null);
   log?.warn({ keyId: stored.id, file }, 'finished an interrupted key rotation: the new key is now the key file');
   return new SecretBox(key);
 }
@@ -150,10 +162,6 @@ export async function rotateKey(config: KeyConfig, db: Database, nowS: number, o
   }
   if (fromEnv) return { oldKeyId: oldBox.keyId, newKeyId: newBox.keyId, values, newKeyFile: target, retiredKeyFile: null };
   const file = keyFilePath(config);
-  const retired = `${file}.retired-${oldBox.keyId}`;
-  rmSync(retired, { force: true });
-  linkSync(file, retired);
-  renameSync(target, file);
-  syncDirectory(dirname(file));
+  const retired = promoteKeyFile(file, target, oldBox.keyId);
   return { oldKeyId: oldBox.keyId, newKeyId: newBox.keyId, values, newKeyFile: file, retiredKeyFile: retired };
 }
