@@ -192,13 +192,22 @@ function commands(command: Command, path: string[] = []): { path: string[]; comm
 
 /** docs/reference/cli.md. */
 export function renderCliReference(): string {
-  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+  // The help as `--help` prints it, with the text added after it (the environment, exit statuses).
+  let printed = '';
+  const sink = {
+    write: (text: string) => {
+      printed += text;
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
   const program = createProgram({ stdout: sink, stderr: sink, stdin: process.stdin, env: {} });
   const all = commands(program);
   const sections = all.map(({ path, command }) => {
     command.configureHelp({ ...command.configureHelp(), helpWidth: 100 });
+    printed = '';
+    command.outputHelp();
     const title = ['carapace', ...path].join(' ');
-    return [`## ${title}`, '', '```text', command.helpInformation().trimEnd(), '```', ''].join('\n');
+    return [`## ${title}`, '', '```text', printed.trimEnd(), '```', ''].join('\n');
   });
   return [
     HEADER("the help of the carapace command (apps/cli/src)"),
