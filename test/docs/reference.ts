@@ -137,6 +137,7 @@ function playbookSection(d: Descriptor): string {
     `- **Permission**: \`${d.id}\` in the role's \`playbook\` permission group (plus the api permissions \`create_playbook_configuration\` and \`create_execution\` to run it)`,
     `- **Server list**: ${d.required_server_list ? 'required (the servers it acts on)' : 'not required (it works on the cluster as a whole)'}`,
     `- **Ceph gates it asks**: ${gates.length === 0 ? 'none' : gates.map((g) => `\`${g}\``).join(', ')}`,
+    `- **Clean-up after a failed or canceled run**: ${existsSync(join(ANSIBLE_DIR, d.id, 'cleanup.yml')) ? `yes (\`libs/playbooks/ansible/${d.id}/cleanup.yml\`)` : 'none'}`,
     '',
   ];
   if (d.hints.length === 0) {
