@@ -1,4 +1,4 @@
-// The documented backup and restore of the test's engine, run as the README says, on a
+// The documented backup and restore of the test's engine, run as docs/guide/backups.md says, on a
 // running populated installation: on SQLite `carapace-control-plane backup` / `restore`, on
 // PostgreSQL `pg_dump --format=custom` / `pg_restore --single-transaction` into a new
 // database. The restored installation gives the same answers to the same list queries, and
