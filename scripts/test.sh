@@ -17,6 +17,7 @@ if [ "$(id -u)" = 0 ] && [ "${CARAPACE_TEST_PREBUILD_IMAGES:-1}" != 0 ]; then
 fi
 
 npm run build
+npm run docs:build
 npm run lint &
 lint_pid=$!
 status=0
