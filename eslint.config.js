@@ -3,6 +3,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import importX from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
+import carapace from './scripts/eslint-import-cycles.js';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', '**/drizzle/**', 'libs/protocol/src/generated/**', '**/*.js', '!eslint.config.js'] },
@@ -35,9 +36,10 @@ export default tseslint.config(
   {
     // One-way layers: a package reaches another only through its public entry (package.json
     // `exports`), never through its src/ or test/ files; shared test code is
-    // @carapace/test-support. And no module imports itself back through a cycle.
+    // @carapace/test-support. And no module imports itself back through a cycle, not even
+    // through type-only imports (scripts/eslint-import-cycles.js: import-x/no-cycle skips them).
     files: ['**/*.{ts,tsx,mts,cts}'],
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, carapace },
     settings: {
       'import-x/extensions': ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx', '.mts', '.cts'] },
@@ -67,7 +69,7 @@ export default tseslint.config(
           ],
         },
       ],
-      'import-x/no-cycle': 'error',
+      'carapace/no-import-cycle': 'error',
     },
   },
   {

@@ -66,7 +66,7 @@ export class Replica {
     // the shared database delivers it through whichever replica takes it first.
     const mailer = env.CARAPACE_SMTP_PORT ? {} : { mailer: { send: async () => undefined, close: async () => undefined } };
     r.container = await createContainer(r.config, r.db, logger, { ...mailer, ...ports });
-    r.grpc = await startGrpcServer(r.config, r.container, logger);
+    r.grpc = await startGrpcServer(r.config, r.container.services, logger);
     r.grpcAddress = `127.0.0.1:${r.grpc.port}`;
     r.stopBackground = await r.container.startBackground();
     r.app = await buildApp({ services: r.container.services, logger });

@@ -1,9 +1,20 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import type { Cli } from './context.js';
+
+/**
+ * What a prompt needs of the command line (`Cli` is one): its terminal streams and its stdin
+ * read whole. Declared here, not taken from context.ts, which imports this module.
+ */
+export interface PromptIo {
+  readonly io: {
+    readonly stdin: NodeJS.ReadableStream;
+    readonly stderr: NodeJS.WritableStream;
+  };
+  readStdin(): Promise<string>;
+}
 
 /** Asks for a line on the terminal; with `hidden`, without echoing what is typed. */
-export async function ask(cli: Cli, prompt: string, { hidden = false }: { hidden?: boolean } = {}): Promise<string> {
+export async function ask(cli: PromptIo, prompt: string, { hidden = false }: { hidden?: boolean } = {}): Promise<string> {
   const output = hidden ? new Writable({ write: (_chunk, _encoding, done) => done() }) : cli.io.stderr;
   // The interface first: it puts a terminal in raw mode (no echo), so a password typed as soon
   // as the prompt shows is never echoed by the terminal.
@@ -18,6 +29,6 @@ export async function ask(cli: Cli, prompt: string, { hidden = false }: { hidden
 }
 
 /** The first line of stdin (read to its end), without its line break. */
-export async function firstLine(cli: Cli): Promise<string> {
+export async function firstLine(cli: PromptIo): Promise<string> {
   return (await cli.readStdin()).split(/\r?\n/)[0] ?? '';
 }

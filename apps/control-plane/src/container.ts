@@ -27,7 +27,8 @@ import { ExecutionService } from './services/execution.service.js';
 import { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
 import { ServerService } from './services/server.service.js';
 import { VersionedRepository } from './db/versioned.repository.js';
-import type { AppServices } from './http/context.js';
+import type { AppServices } from './app-services.js';
+import { Dispatch } from './services/dispatch.js';
 import { systemClock, type Clock, type Mailer } from './ports.js';
 import { AuthService } from './services/auth.service.js';
 import { bootstrap, type BootstrapResult } from './services/bootstrap.service.js';
@@ -225,6 +226,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
       wrong: limiter('registration_wrong', config.throttle.registrationFailuresPerAddress),
     },
     facts,
+    dispatch: new Dispatch(engine, facts),
     operations: {
       problem: () => (closing ? Promise.resolve('the control plane is shutting down') : databaseProblem(db)),
       metrics,

@@ -149,7 +149,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
 
   // The runners' side first: the embedded runner loads its code while the HTTP API is built.
-  const grpcServer = await startGrpcServer(config, container, log);
+  const grpcServer = await startGrpcServer(config, container.services, log);
   const stopBackground = await container.startBackground();
   const embedded = config.runner === 'embedded' ? new EmbeddedRunner(container.services.runners, config, { grpcPort: grpcServer.port, logFormat, env: process.env }, log.child({ component: 'embedded-runner' })) : null;
   if (embedded) {

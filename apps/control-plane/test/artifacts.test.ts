@@ -72,7 +72,7 @@ describe('files handed back by a run', () => {
     h = await Harness.start({ CARAPACE_GRPC_PORT: '0' });
     root = await h.rootToken();
     clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'openstack' } })).json.id;
-    grpcServer = await startGrpcServer(h.config, h.container, createLogger(h.config.logLevel));
+    grpcServer = await startGrpcServer(h.config, h.container.services, createLogger(h.config.logLevel));
     token = (await h.request('POST', '/v1/runner/', { token: root, body: { name: 'files' } })).json.token;
     // A deployed cluster: cluster_deploy of one server, completed by the runner.
     const server = await addServer(h);

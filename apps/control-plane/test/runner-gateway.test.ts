@@ -89,7 +89,7 @@ describe('the runner gateway over a real gRPC server', () => {
     h = await Harness.start({ CARAPACE_GRPC_PORT: '0' });
     root = await h.rootToken();
     clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'grpc-cluster' } })).json.id;
-    grpcServer = await startGrpcServer(h.config, h.container, createLogger(h.config.logLevel));
+    grpcServer = await startGrpcServer(h.config, h.container.services, createLogger(h.config.logLevel));
   });
   afterEach(() => {
     for (const r of open.splice(0)) r.close();

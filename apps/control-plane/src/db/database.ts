@@ -46,6 +46,11 @@ export interface Database {
    */
   uniqueViolation(error: unknown): string | null;
   /**
+   * Whether `error` is the engine's JSON functions failing on a stored document they cannot
+   * read (SQLite's on a malformed text; never on PostgreSQL, whose `jsonb` is always valid).
+   */
+  isJsonError(error: unknown): boolean;
+  /**
    * This replica's connections now: how many are open, how many of those are busy (a
    * statement or a transaction holds them), and how many callers wait for one. A pool that
    * is always busy with callers waiting is too small (`database.poolSize`).

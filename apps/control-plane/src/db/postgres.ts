@@ -222,6 +222,10 @@ export class PostgresDatabase implements Database {
     );
   }
 
+  isJsonError(_error: unknown): boolean {
+    return false;
+  }
+
   uniqueViolation(error: unknown): string | null {
     if (errorCode(error) !== UNIQUE_VIOLATION) return null;
     const { constraint, table } = error as pg.DatabaseError;

@@ -162,8 +162,7 @@ export class SqliteDatabase implements Database {
     return field?.[1] ?? field?.[2] ?? 'id';
   }
 
-  /** Whether `error` is SQLite's JSON functions failing on a stored document. */
-  static isJsonError(error: unknown): boolean {
+  isJsonError(error: unknown): boolean {
     return error instanceof SqliteError && /JSON/.test(error.message);
   }
 

@@ -2,8 +2,14 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
 import { budgetError, fieldExpression, parseFilter, parseSort, patternError, type ExpressionOptions, type ModelFields } from './list-query.js';
-import { SqliteDatabase } from './sqlite.js';
-import type { RepositoryLimits } from './versioned.repository.js';
+
+/** Bounds of a repository's lists and stored documents. */
+export interface RepositoryLimits {
+  /** Wall-clock budget of one list query, in milliseconds (`withQueryBudget`). */
+  readonly queryBudgetMs: number;
+  /** The largest `data` stored, as JSON in UTF-8 bytes. */
+  readonly maxDataBytes: number;
+}
 
 /** A row of a versioned table as read by the repository (`COLUMNS`). */
 export interface Row {
@@ -199,7 +205,7 @@ export class VersionedLists<D> {
         try {
           return await run({ dialect });
         } catch (e) {
-          if (!SqliteDatabase.isJsonError(e)) throw e;
+          if (!this.db.isJsonError(e)) throw e;
           return run({ dialect, guarded: true });
         }
       });

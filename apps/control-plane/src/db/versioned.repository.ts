@@ -6,18 +6,10 @@ import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-co
 import { atomically, rowSource, textList, type Database } from './database.js';
 import { bindValue, fieldExpression, tableName, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
-import { COLUMNS, VersionedLists, type Row } from './versioned-lists.js';
+import { COLUMNS, VersionedLists, type RepositoryLimits, type Row } from './versioned-lists.js';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
-
-/** Bounds of a repository's lists and stored documents. */
-export interface RepositoryLimits {
-  /** Wall-clock budget of one list query, in milliseconds (`withQueryBudget`). */
-  readonly queryBudgetMs: number;
-  /** The largest `data` stored, as JSON in UTF-8 bytes. */
-  readonly maxDataBytes: number;
-}
 
 /** The limits when none are given: those of the default configuration. */
 export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBytes: 1_048_576 };

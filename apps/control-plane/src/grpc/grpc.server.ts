@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { grpc, runnerServiceDefinition, SERVER_KEEPALIVE_OPTIONS } from '@carapace/protocol';
 import type { Config } from '../config.js';
-import type { Container } from '../container.js';
-import { Dispatch } from '../services/dispatch.js';
+import type { AppServices } from '../app-services.js';
 import { RunnerGateway } from './runner.gateway.js';
 
 /** A listening gRPC server and its gateway. */
@@ -27,10 +26,8 @@ function credentials(config: Config['grpc']): grpc.ServerCredentials {
 }
 
 /** Starts `RunnerService` on the configured address (port 0 picks a free one). */
-export async function startGrpcServer(config: Config, container: Container, log: Logger): Promise<GrpcServer> {
-  const { services } = container;
-  const dispatch = new Dispatch(services.engine, services.facts);
-  const gateway = new RunnerGateway(services.runners, services.engine, dispatch, services.facts, log.child({ component: 'runners' }), {
+export async function startGrpcServer(config: Config, services: AppServices, log: Logger): Promise<GrpcServer> {
+  const gateway = new RunnerGateway(services.runners, services.engine, services.dispatch, services.facts, log.child({ component: 'runners' }), {
     heartbeatIntervalMs: config.grpc.heartbeatIntervalMs,
     leaseTimeoutMs: config.grpc.leaseTimeoutMs,
     metrics: services.operations.metrics,

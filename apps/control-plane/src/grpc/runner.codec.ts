@@ -11,7 +11,7 @@ import {
   type StepEvent,
 } from '@carapace/protocol';
 import { Value } from 'typebox/value';
-import type { Assignment, Outcome, StepReport } from '../services/execution-engine.js';
+import type { Assignment, Outcome, StepReport } from '../services/execution.types.js';
 import type { FactsAnswer, FactsRequest } from '../services/facts.scheduler.js';
 import type { RunnerHello } from '../services/runner.service.js';
 

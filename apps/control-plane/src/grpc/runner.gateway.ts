@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { ARTIFACT_LIMITS, grpc, type ControlMessage, type Hello, type RunArtifact, type RunnerMessage__Output, type RunResult } from '@carapace/protocol';
 import type { Dispatch } from '../services/dispatch.js';
-import type { LogChunkInput } from '../db/execution-events.repository.js';
-import type { ExecutionEngine, StepReport } from '../services/execution-engine.js';
+import type { ExecutionEngine } from '../services/execution-engine.js';
+import type { LogChunkInput, StepReport } from '../services/execution.types.js';
 import { assertNever } from '../services/execution-state.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
 import type { RunnerService, RunnerSession } from '../services/runner.service.js';

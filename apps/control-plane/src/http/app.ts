@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods
 import { badRequest, invalidJson } from '../errors.js';
 import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
-import type { AppServices } from './context.js';
+import type { AppServices } from '../app-services.js';
 import { clientErrorHandler, errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
 import { isApiPath, registerUi, uiSite } from './ui.js';
 import { validatorCompiler } from './validator.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, forbidden, tooManyRequests } from '../errors.js';
 import type { Principal } from '../services/principal.js';
-import type { AppServices } from './context.js';
+import type { AppServices } from '../app-services.js';
 
 /**
  * Authenticates every route that asks for it, then checks the route's api permissions

@@ -1,4 +1,5 @@
-import type { Assignment, ExecutionEngine } from './execution-engine.js';
+import type { ExecutionEngine } from './execution-engine.js';
+import type { Assignment } from './execution.types.js';
 import type { FactsRequest, FactsScheduler } from './facts.scheduler.js';
 import type { RunnerSession } from './runner.service.js';
 

@@ -5,8 +5,7 @@ import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { UniqueViolation } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { Assignment } from './execution-engine.js';
-import type { StateChange } from './run-ends.js';
+import type { Assignment, StateChange } from './execution.types.js';
 import type { ServerService } from './server.service.js';
 
 /** The most queued executions one read of the queue takes (a page). */

@@ -1,7 +1,6 @@
 import type { ExecutionData, ExecutionState, PlaybookConfigurationData } from '@carapace/models';
-import type { PlaybookConfiguration } from '@carapace/playbooks';
 import type { Bus } from '../db/bus.js';
-import type { ExecutionEventsRepository, StepInput } from '../db/execution-events.repository.js';
+import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
@@ -12,41 +11,18 @@ import type { ServerService } from './server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
 import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
 import { ExecutionClaims, hostMap } from './execution-claims.js';
-import { RunEnds, type Outcome, type StateChange } from './run-ends.js';
-import { RunReports, type EventCounts, type EventReport } from './run-reports.js';
+import { RunEnds } from './run-ends.js';
+import { RunReports } from './run-reports.js';
+import type { Assignment, EventCounts, EventReport, Outcome, Reconciliation, StateChange, StepReport } from './execution.types.js';
 import { RunnerLoad } from './runner-load.js';
 import { RemoteWork } from './remote-work.js';
 import { AsyncSignal, Signal } from './signal.js';
-
-/** An execution handed to a runner, with what it needs to run. */
-export interface Assignment {
-  readonly execution: Stored<ExecutionData>;
-  readonly playbookId: string;
-  readonly configuration: PlaybookConfiguration;
-  /** Server id by inventory host (the server's IP), to turn step hosts into server ids. */
-  readonly serverIds: Readonly<Record<string, string>>;
-  /** The recorded SSH host key of each server that has one, by IP: the runner enforces them. */
-  readonly hostKeys: Readonly<Record<string, string>>;
-}
-
-/** A step as a runner reports it: the stored step, with the inventory host it ran on. */
-export type StepReport = Omit<StepInput, 'serverId'> & { readonly host: string };
-
-/** What a runner that reconnects must be told about the runs it claims to hold. */
-export interface Reconciliation {
-  /** Runs it claims that the control plane does not give it: it should drop them. */
-  readonly abandoned: string[];
-  /** Runs being canceled: it should stop them. */
-  readonly cancel: string[];
-}
 
 /** Where a running execution's steps come from: its runner, and server id by step host. */
 interface RunningExecution {
   readonly runnerId: string;
   readonly hosts: ReadonlyMap<string, string>;
 }
-
-export type { Outcome } from './run-ends.js';
 
 /**
  * The control-plane half of running executions (ARCHITECTURE.md "Executions, runners and the

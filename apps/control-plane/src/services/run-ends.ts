@@ -8,23 +8,8 @@ import type { Clock } from '../ports.js';
 import { Batcher } from '../batcher.js';
 import { isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
+import type { EndReport, StateChange } from './execution.types.js';
 
-/** How a run ended, as a runner reports it. */
-export type Outcome = 'completed' | 'failed' | 'canceled';
-
-/** A run's end to store (`RunEnds.finish`). */
-export interface EndReport {
-  readonly executionId: string;
-  readonly outcome: Outcome;
-  readonly reason: string | null;
-}
-
-/** A new state of an execution, with what changes with it (`ExecutionEngine.appendMany`). */
-export interface StateChange {
-  readonly latest: Stored<ExecutionData>;
-  readonly to: ExecutionState;
-  readonly patch: Partial<ExecutionData>;
-}
 
 /** The most ends of runs stored in one transaction. */
 const END_BATCH_MAX = 256;

@@ -1,21 +1,8 @@
-import type { EventKey, ExecutionEventsRepository, LogChunkInput, StepInput } from '../db/execution-events.repository.js';
+import type { EventKey, ExecutionEventsRepository, StepInput } from '../db/execution-events.repository.js';
 import type { Clock } from '../ports.js';
 import { Batcher } from '../batcher.js';
-import type { StepReport } from './execution-engine.js';
+import type { EventCounts, EventReport } from './execution.types.js';
 import type { ExecutionEvent } from './execution-events.js';
-
-/** What a runner reported of its runs' progress (`RunReports.record`). */
-export interface EventReport {
-  readonly steps: readonly { executionId: string; seq: number; report: StepReport }[];
-  readonly logs: readonly LogChunkInput[];
-}
-
-/** How many of the steps and log chunks reported were new, and the bytes of the new chunks. */
-export interface EventCounts {
-  readonly steps: number;
-  readonly logs: number;
-  readonly logBytes: number;
-}
 
 /** The most reports of steps and log chunks stored together, and about the most bytes of their chunks. */
 const EVENT_BATCH_MAX = 256;

@@ -76,7 +76,7 @@ export class ControlPlaneBed {
   async openGrpc(): Promise<void> {
     if (this.grpc) throw new Error('the gRPC server is open already');
     const config = { ...this.h.config, grpc: { ...this.h.config.grpc, port: this.port } };
-    this.grpc = await startGrpcServer(config, this.h.container, this.grpcLog);
+    this.grpc = await startGrpcServer(config, this.h.container.services, this.grpcLog);
     this.port = this.grpc.port;
   }
 
@@ -86,7 +86,7 @@ export class ControlPlaneBed {
    */
   async openReplica(): Promise<GrpcServer> {
     const config = { ...this.h.config, grpc: { ...this.h.config.grpc, port: 0 } };
-    const replica = await startGrpcServer(config, this.h.container, this.grpcLog);
+    const replica = await startGrpcServer(config, this.h.container.services, this.grpcLog);
     this.replicas.push(replica);
     return replica;
   }

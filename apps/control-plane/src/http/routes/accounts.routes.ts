@@ -1,6 +1,6 @@
 import { RoleCreateSchema, RoleSchema, RoleUpdateSchema, UserCreateSchema, UserSchema, UserUpdateSchema } from '@carapace/models';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 import { registerVersionedRoutes } from './versioned.routes.js';
 
 /** Users and roles: the versioned model routes. */

@@ -1,6 +1,7 @@
 import { EmptySchema, ErrorSchema, LoginSchema, TokenSchema } from '@carapace/models';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf, type AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
+import { principalOf } from '../context.js';
 
 /** `POST /v1/auth/` (login) and `DELETE /v1/auth/` (logout). */
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {

@@ -10,7 +10,8 @@ import {
 import { PLAYBOOK_DESCRIPTORS } from '@carapace/playbooks';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../../errors.js';
-import { principalOf, type AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
+import { principalOf } from '../context.js';
 
 /** The caller's own user and role, the permission catalog and the playbook catalog. */
 export const catalogRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {

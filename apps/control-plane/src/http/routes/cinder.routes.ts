@@ -1,7 +1,7 @@
 import { CinderIntegrationSchema, CinderQuerySchema, ErrorSchema } from '@carapace/models';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 
 /** `GET /v1/cinder_integration/{cluster_id}/`: the files an OpenStack host needs to use the cluster. */
 export const cinderRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {

@@ -15,7 +15,7 @@ import type { FastifyReply } from 'fastify';
 import { parseBoolean } from '@carapace/config';
 import { mapCursor, type Stored } from '../../domain/list-types.js';
 import { badRequest } from '../../errors.js';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 import { listStream } from '../list-json.js';
 import { listRequest, pageBody, registerVersionedRoutes } from './versioned.routes.js';
 

@@ -1,6 +1,6 @@
 import { InfoSchema } from '@carapace/models';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 
 function localIso(date: Date): string {
   const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);

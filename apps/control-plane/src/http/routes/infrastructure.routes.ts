@@ -13,7 +13,8 @@ import {
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { forbidden } from '../../errors.js';
 import { hasApi, hasPlaybook } from '../../services/principal.js';
-import { principalOf, type AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
+import { principalOf } from '../context.js';
 import { registerVersionedRoutes } from './versioned.routes.js';
 
 /** Clusters, servers (with registration) and playbook configurations. */

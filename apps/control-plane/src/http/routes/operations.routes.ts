@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 
 const HealthSchema = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]), reason: Type.Optional(Type.String()) });
 

@@ -9,7 +9,7 @@ import {
 } from '@carapace/models';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { badRequest } from '../../errors.js';
-import type { AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
 
 /** The password reset flow (api-v1 §6): request, check, reset. No authentication. */
 export const passwordResetRoutes: FastifyPluginAsyncTypebox<{ services: AppServices }> = async (app, { services }) => {

@@ -1,7 +1,8 @@
 import { EmptySchema, ErrorSchema, RunnerCreateSchema, RunnerSchema, RunnerTokenSchema } from '@carapace/models';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf, type AppServices } from '../context.js';
+import type { AppServices } from '../../app-services.js';
+import { principalOf } from '../context.js';
 
 /**
  * Runners (Carapace extension of /v1): the list with their live state, issuing a runner

@@ -1,0 +1,65 @@
+import type { Config } from './config.js';
+import type { AuthService } from './services/auth.service.js';
+import type { PasswordResetService } from './services/password-reset.service.js';
+import type { RoleService } from './services/role.service.js';
+import type { UserService } from './services/user.service.js';
+import type { Clock } from './ports.js';
+import type { ClusterService } from './services/cluster.service.js';
+import type { ServerService } from './services/server.service.js';
+import type { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
+import type { ExecutionService } from './services/execution.service.js';
+import type { ExecutionEngine } from './services/execution-engine.js';
+import type { FactsScheduler } from './services/facts.scheduler.js';
+import type { RunnerService } from './services/runner.service.js';
+import type { Limiter } from './services/throttle.js';
+import type { CinderIntegrationService } from './services/cinder-integration.service.js';
+import type { DiscoveryTokens } from './services/discovery-tokens.js';
+import type { Metrics } from './services/metrics.js';
+import type { Dispatch } from './services/dispatch.js';
+
+/**
+ * Every service the container builds, with the configuration: what the transports (routes,
+ * gRPC) receive. They never receive the container, nor a repository.
+ */
+export interface AppServices {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly version: string;
+  readonly auth: AuthService;
+  readonly users: UserService;
+  readonly roles: RoleService;
+  readonly passwordReset: PasswordResetService;
+  readonly clusters: ClusterService;
+  readonly servers: ServerService;
+  readonly playbookConfigurations: PlaybookConfigurationService;
+  readonly executions: ExecutionService;
+  readonly engine: ExecutionEngine;
+  readonly cinder: CinderIntegrationService;
+  readonly discoveryTokens: DiscoveryTokens;
+  readonly runners: RunnerService;
+  /** Server registrations per client address (first-boot discovery is unauthenticated by users). */
+  readonly registrations: RegistrationThrottles;
+  readonly facts: FactsScheduler;
+  /** Which runner gets which queued work: the gRPC gateway's half of the engine and the facts scheduler. */
+  readonly dispatch: Dispatch;
+  /** Health and metrics, for load balancers and monitoring. */
+  readonly operations: Operations;
+}
+
+/** What `/v1/health/*` and `/metrics` answer from. */
+export interface Operations {
+  /** Why this replica cannot serve now, or null when it can. */
+  problem(): Promise<string | null>;
+  readonly metrics: Metrics;
+}
+
+/**
+ * Server registrations (`POST /v1/server/`) per client address, two counts apart so that
+ * wrong tokens never refuse a right one: `valid`, registrations with a valid discovery token
+ * (a generous bound on what a leaked token can do from one address), and `wrong`, requests
+ * refused for a wrong token (past its limit they answer 429 instead of 401).
+ */
+export interface RegistrationThrottles {
+  readonly valid: Limiter;
+  readonly wrong: Limiter;
+}
