@@ -26,6 +26,8 @@ const USAGE = 'Usage: node scripts/package-images.js [--only control-plane|runne
 /** Bump when the recipe below changes: every image is rebuilt. */
 const RECIPE_VERSION = 1;
 const SUITE = 'bookworm';
+/** debootstrap's --include of every image; each image's `packages` are installed with apt on top. */
+const BASE_PACKAGES = ['ca-certificates', 'libstdc++6'];
 const DEB_CACHE = process.env.CARAPACE_IMAGE_CACHE ?? '/var/cache/carapace-images/debs';
 /** The sources the .debs are built from: a change in them is a new image. */
 const PROGRAM_INPUTS = ['apps', 'libs', 'proto', 'deploy/debian', 'scripts/package-debs.js', 'scripts/build-if-stale.js', 'package.json', 'package-lock.json', 'tsconfig.base.json'];
@@ -61,14 +63,14 @@ exec "$bin/postgres" -D "$PGDATA" "$@"
 `;
 
 /**
- * The images. `packages`: debootstrap's --include (the .deb's dependencies among them);
+ * The images. `packages`: installed with apt on the debootstrapped base (the .deb's dependencies among them);
  * `user`: created with its fixed uid before the .deb's postinst, which then keeps it.
  */
 const IMAGES = {
   'control-plane': {
     name: 'carapace-control-plane',
     deb: 'control-plane',
-    packages: ['ca-certificates', 'libstdc++6'],
+    packages: [],
     user: { name: 'carapace', uid: 10001, home: '/var/lib/carapace/control-plane', comment: 'Carapace control plane' },
     containerfile: [
       'ENV CARAPACE_CONFIG=/etc/carapace/carapace.yaml CARAPACE_HTTP_HOST=0.0.0.0 CARAPACE_GRPC_HOST=0.0.0.0 CARAPACE_LOG_FORMAT=json',
@@ -84,7 +86,7 @@ const IMAGES = {
   runner: {
     name: 'carapace-runner',
     deb: 'runner',
-    packages: ['ca-certificates', 'libstdc++6', 'ansible-core', 'openssh-client'],
+    packages: ['ansible-core', 'openssh-client'],
     user: { name: 'carapace-runner', uid: 10002, home: '/var/lib/carapace/runner', comment: 'Carapace runner' },
     containerfile: [
       'ENV CARAPACE_RUNNER_CONFIG=/etc/carapace/runner.yaml CARAPACE_RUNNER_METRICS_LISTEN=127.0.0.1:9464 CARAPACE_RUNNER_LOG_FORMAT=json',
@@ -182,13 +184,25 @@ function chroot(rootfs, script) {
 function buildImage(spec, { key, mirror, version, work }) {
   const rootfs = join(work, 'rootfs');
   const started = Date.now();
-  log(`${spec.name}: debootstrap ${SUITE} (${spec.packages.join(' ')})...`);
+  log(`${spec.name}: debootstrap ${SUITE}, then ${spec.packages.join(' ') || 'nothing more'}...`);
   // The downloaded .debs are kept for the next image and the next build (the images share most).
   mkdirSync(DEB_CACHE, { recursive: true });
-  execFileSync('debootstrap', ['--variant=minbase', `--cache-dir=${DEB_CACHE}`, `--include=${spec.packages.join(',')}`, SUITE, rootfs, mirror], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('debootstrap', ['--variant=minbase', `--cache-dir=${DEB_CACHE}`, `--include=${BASE_PACKAGES.join(',')}`, SUITE, rootfs, mirror], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (spec.packages.length > 0) {
+    // apt rather than debootstrap's --include: debootstrap does not resolve virtual packages
+    // (ansible-core's python3 dependencies need some).
+    // policy-rc.d: no maintainer script may start a service (postgresql's would, on this machine).
+    execFileSync('cp', ['/etc/resolv.conf', join(rootfs, 'etc', 'resolv.conf')]);
+    writeFileSync(join(rootfs, 'usr', 'sbin', 'policy-rc.d'), '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+    chroot(rootfs, `apt-get update -q && apt-get install -y -q --no-install-recommends ${spec.packages.join(' ')}`);
+    rmSync(join(rootfs, 'usr', 'sbin', 'policy-rc.d'));
+    writeFileSync(join(rootfs, 'etc', 'resolv.conf'), '');
+  }
   const u = spec.user;
   if (u.name === 'postgres') {
     // postgresql-common made the user with the next free system uid: give it the image's.
+    // The cluster `main` the package made: the image makes its own in its volume at first start.
+    chroot(rootfs, 'rm -rf /etc/postgresql/15 /var/lib/postgresql/15');
     chroot(rootfs, `usermod -u ${u.uid} postgres && groupmod -g ${u.uid} postgres && chown -R ${u.uid}:${u.uid} /var/lib/postgresql /var/run/postgresql /var/log/postgresql`);
     writeFileSync(join(rootfs, 'usr/local/bin/carapace-postgres'), POSTGRES_ENTRYPOINT, { mode: 0o755 });
   } else {
@@ -255,7 +269,7 @@ for (const spec of wanted) {
     await buildUiIfStale({ onBuild: () => log('building the web UI...') });
     programsHash = sourcesHash(PROGRAM_INPUTS);
   }
-  const inputs = { recipe: RECIPE_VERSION, suite: SUITE, mirror, version, node: process.version, packages: spec.packages, user: spec.user, containerfile: spec.containerfile, programs: spec.deb ? programsHash : null, entrypoint: spec.deb ? null : POSTGRES_ENTRYPOINT };
+  const inputs = { recipe: RECIPE_VERSION, suite: SUITE, mirror, version, node: process.version, packages: [...BASE_PACKAGES, ...spec.packages], user: spec.user, containerfile: spec.containerfile, programs: spec.deb ? programsHash : null, entrypoint: spec.deb ? null : POSTGRES_ENTRYPOINT };
   const key = createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
   const ref = `localhost/${spec.name}:in-${key}`;
   let seconds = 0;
