@@ -88,6 +88,8 @@ const IMAGES = {
     deb: 'runner',
     packages: ['ansible-core', 'openssh-client'],
     user: { name: 'carapace-runner', uid: 10002, home: '/var/lib/carapace/runner', comment: 'Carapace runner' },
+    // `enroll` replaces runner.yaml atomically (a new file beside it): the user writes the directory.
+    setup: 'chown carapace-runner:carapace-runner /etc/carapace',
     containerfile: [
       'ENV CARAPACE_RUNNER_CONFIG=/etc/carapace/runner.yaml CARAPACE_RUNNER_METRICS_LISTEN=127.0.0.1:9464 CARAPACE_RUNNER_LOG_FORMAT=json',
       // The configuration `enroll` writes, and the SSH key and work directory.
@@ -212,6 +214,7 @@ function buildImage(spec, { key, mirror, version, work }) {
     const deb = out.trim().split('\n').at(-1).split('\t')[0];
     execFileSync('cp', [deb, join(rootfs, 'tmp', 'carapace.deb')]);
     chroot(rootfs, 'dpkg -i /tmp/carapace.deb && rm /tmp/carapace.deb');
+    if (spec.setup) chroot(rootfs, spec.setup);
   }
   // What an image does not need: apt's caches, documentation, locales but C.UTF-8's.
   chroot(rootfs, 'apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/log/*.log /usr/share/man/* /usr/share/info/* && find /usr/share/doc -mindepth 1 -not -path "/usr/share/doc/carapace-*" -not -name copyright -delete 2>/dev/null || true');
@@ -269,7 +272,7 @@ for (const spec of wanted) {
     await buildUiIfStale({ onBuild: () => log('building the web UI...') });
     programsHash = sourcesHash(PROGRAM_INPUTS);
   }
-  const inputs = { recipe: RECIPE_VERSION, suite: SUITE, mirror, version, node: process.version, packages: [...BASE_PACKAGES, ...spec.packages], user: spec.user, containerfile: spec.containerfile, programs: spec.deb ? programsHash : null, entrypoint: spec.deb ? null : POSTGRES_ENTRYPOINT };
+  const inputs = { recipe: RECIPE_VERSION, suite: SUITE, mirror, version, node: process.version, packages: [...BASE_PACKAGES, ...spec.packages], user: spec.user, ...(spec.setup ? { setup: spec.setup } : {}), containerfile: spec.containerfile, programs: spec.deb ? programsHash : null, entrypoint: spec.deb ? null : POSTGRES_ENTRYPOINT };
   const key = createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
   const ref = `localhost/${spec.name}:in-${key}`;
   let seconds = 0;
