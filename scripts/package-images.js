@@ -51,12 +51,13 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   [ -r "$POSTGRES_PASSWORD_FILE" ] || { echo "carapace-postgres: cannot read $POSTGRES_PASSWORD_FILE (the superuser's password)" >&2; exit 1; }
   pw=$(mktemp)
   tr -d '\\n' <"$POSTGRES_PASSWORD_FILE" >"$pw"
-  "$bin/initdb" -D "$PGDATA" -U "$POSTGRES_USER" --pwfile="$pw" --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8
-  rm -f "$pw"
+  # Passwords on the socket too: the superuser is not named like the system user.
+  "$bin/initdb" -D "$PGDATA" -U "$POSTGRES_USER" --pwfile="$pw" --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8
   echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
   echo "listen_addresses = '*'" >>"$PGDATA/postgresql.conf"
   "$bin/pg_ctl" -D "$PGDATA" -o "-c listen_addresses=''" -w start
-  "$bin/createdb" -h /var/run/postgresql -U "$POSTGRES_USER" "$POSTGRES_USER"
+  PGPASSWORD=$(cat "$pw") "$bin/createdb" -h /var/run/postgresql -U "$POSTGRES_USER" "$POSTGRES_USER"
+  rm -f "$pw"
   "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop
 fi
 exec "$bin/postgres" -D "$PGDATA" "$@"
