@@ -115,6 +115,8 @@ describe.skipIf(!hasPodman())('the OCI images under podman: control plane on Pos
     if (project && dir) {
       await compose(['down', '-v'], 180_000).catch((e: unknown) => process.stderr.write(`compose down: ${String(e)}\n`));
       await exec('podman', ['volume', 'prune', '-f', '--filter', `label=io.podman.compose.project=${project}`], { env }).catch(() => undefined);
+      // podman-compose 1.0.3's down leaves the project's network.
+      await exec('podman', ['network', 'rm', '-f', `${project}_default`], { env }).catch(() => undefined);
     }
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 240_000);
