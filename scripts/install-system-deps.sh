@@ -5,9 +5,12 @@
 # here), and the PostgreSQL server the tests start for themselves (test/support/postgres.ts:
 # the binaries only, in /usr/lib/postgresql/MAJOR/bin; Debian's own cluster on port 5432 is
 # not created); QEMU, qemu-img, dosfstools and mtools for the lab's VM hosts (test/lab/vm.ts:
-# guests with their own kernel, seed disks made without a mount). Idempotent; needs root.
+# guests with their own kernel, seed disks made without a mount); podman and podman-compose
+# for the OCI images (scripts/package-images.js), with runc beside crun (crun refuses cgroups in
+# hybrid mode, as on a machine that is itself a container), netavark and aardvark-dns (the
+# compose network and its names). Idempotent; needs root.
 set -euo pipefail
-packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation postgresql qemu-system-x86 qemu-utils dosfstools mtools e2fsprogs)
+packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation postgresql qemu-system-x86 qemu-utils dosfstools mtools e2fsprogs podman podman-compose crun runc netavark aardvark-dns)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=()
 for p in "${packages[@]}"; do
