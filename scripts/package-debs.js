@@ -18,7 +18,7 @@ import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, re
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from './cli-args.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEBIAN = join(ROOT, 'deploy', 'debian');
@@ -200,24 +200,16 @@ async function buildPackage(spec, { out, version, compression }) {
   }
 }
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      out: { type: 'string' },
-      version: { type: 'string' },
-      only: { type: 'string' },
-      compression: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }).values;
-} catch (e) {
-  fail(`${e.message}\n${USAGE}`);
-}
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+const args = parseCommandLine(
+  {
+    out: { type: 'string' },
+    version: { type: 'string' },
+    only: { type: 'string' },
+    compression: { type: 'string' },
+  },
+  USAGE,
+  fail,
+);
 const version = args.version ?? JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 if (!/^[0-9][A-Za-z0-9.+~-]*$/.test(version)) fail(`--version ${version}: not a Debian version (digits first, then letters, digits and . + ~ -)`);
 const compression = args.compression ?? 'gzip';

@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from './cli-args.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const USAGE = 'Usage: node scripts/package-images.js [--only control-plane|runner|postgres]... [--version VERSION] [--force]';
@@ -30,7 +30,7 @@ const SUITE = 'bookworm';
 const BASE_PACKAGES = ['ca-certificates', 'libstdc++6'];
 const DEB_CACHE = process.env.CARAPACE_IMAGE_CACHE ?? '/var/cache/carapace-images/debs';
 /** The sources the .debs are built from: a change in them is a new image. */
-const PROGRAM_INPUTS = ['apps', 'libs', 'proto', 'deploy/debian', 'scripts/package-debs.js', 'scripts/build-if-stale.js', 'package.json', 'package-lock.json', 'tsconfig.base.json'];
+const PROGRAM_INPUTS = ['apps', 'libs', 'proto', 'deploy/debian', 'scripts/package-debs.js', 'scripts/cli-args.js', 'scripts/build-if-stale.js', 'package.json', 'package-lock.json', 'tsconfig.base.json'];
 
 const CP_HEALTH = "fetch('http://127.0.0.1:8080/v1/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))";
 // Healthy once the runner's stream to a control plane is up (its Prometheus gauge says 1).
@@ -236,23 +236,15 @@ function buildImage(spec, { key, mirror, version, work }) {
   return (Date.now() - started) / 1000;
 }
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      only: { type: 'string', multiple: true },
-      version: { type: 'string' },
-      force: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }).values;
-} catch (e) {
-  fail(`${e.message}\n${USAGE}`);
-}
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+const args = parseCommandLine(
+  {
+    only: { type: 'string', multiple: true },
+    version: { type: 'string' },
+    force: { type: 'boolean' },
+  },
+  USAGE,
+  fail,
+);
 for (const only of args.only ?? []) if (!(only in IMAGES)) fail(`--only ${only}: control-plane, runner or postgres`);
 if (process.getuid?.() !== 0) fail('needs root (debootstrap and chroot)');
 for (const tool of ['podman', 'debootstrap']) {
