@@ -31,10 +31,12 @@ const NOT_ON_POSTGRES = [
   'apps/control-plane/test/schema-parity.test.ts',
   'apps/control-plane/test/start.test.ts',
   'apps/control-plane/test/ui-serving.test.ts',
+  'apps/control-plane/test/docs-serving.test.ts',
   'apps/control-plane/test/validator.test.ts',
   'apps/control-plane/test/replicas.test.ts',
   'apps/control-plane/test/postgres-round-trips.test.ts',
   'apps/control-plane/test/facts-replicas.test.ts',
+  'apps/control-plane/test/status-replicas.test.ts',
   'apps/control-plane/test/migrate-to.test.ts',
 ];
 

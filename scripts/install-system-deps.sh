@@ -8,9 +8,10 @@
 # guests with their own kernel, seed disks made without a mount); podman and podman-compose
 # for the OCI images (scripts/package-images.js), with runc beside crun (crun refuses cgroups in
 # hybrid mode, as on a machine that is itself a container), netavark and aardvark-dns (the
-# compose network and its names). Idempotent; needs root.
+# compose network and its names; netavark sets that network up with iptables). Idempotent;
+# needs root.
 set -euo pipefail
-packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation postgresql qemu-system-x86 qemu-utils dosfstools mtools e2fsprogs podman podman-compose crun runc netavark aardvark-dns)
+packages=(ansible-core openssh-client openssh-server iproute2 debootstrap systemd-container cloud-init python3 ca-certificates openssl chromium fonts-liberation postgresql qemu-system-x86 qemu-utils dosfstools mtools e2fsprogs podman podman-compose crun runc netavark aardvark-dns iptables)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=()
 for p in "${packages[@]}"; do

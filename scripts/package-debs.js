@@ -12,9 +12,9 @@
 //   /usr/share/<package>/                 the configuration the first install puts in /etc/carapace
 // plus the maintainer scripts of deploy/debian/<package>/. See deploy/debian/README.md.
 //
-//   node scripts/package-debs.js [--out DIR] [--version VERSION] [--only runner|control-plane] [--compression gzip|xz]
-import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+//   node scripts/package-debs.js [--out DIR] [--version VERSION] [--only runner|control-plane] [--compression gzip|xz|none]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,7 @@ import { parseCommandLine } from './cli-args.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEBIAN = join(ROOT, 'deploy', 'debian');
-const USAGE = 'Usage: node scripts/package-debs.js [--out DIR] [--version VERSION] [--only runner|control-plane] [--compression gzip|xz]';
+const USAGE = 'Usage: node scripts/package-debs.js [--out DIR] [--version VERSION] [--only runner|control-plane] [--compression gzip|xz|none]';
 
 /**
  * The packages. `assets` are copied from the checkout to the same place relative to the
@@ -46,13 +46,30 @@ const PACKAGES = {
       // The command line client, for `carapace cloud-config` and scripts on the control plane's machine.
       { program: 'carapace', entry: 'apps/cli/src/main.ts', call: 'main(process.argv.slice(2))', config: null },
     ],
-    assets: ['proto', 'libs/playbooks/ansible', 'apps/control-plane/drizzle', 'apps/ui/dist', 'apps/cli/package.json'],
+    // docs/.vitepress/dist: the documentation site the control plane serves at /docs/ (ui.docsDir's default finds it there).
+    assets: ['proto', 'libs/playbooks/ansible', 'apps/control-plane/drizzle', 'apps/ui/dist', 'docs/.vitepress/dist', 'apps/cli/package.json'],
     depends: 'libc6 (>= 2.28), libstdc++6, libgcc-s1, passwd',
     description: 'Carapace control plane\n Deploys and operates Ceph clusters: the /v1 API, the web UI and the gRPC port\n runners connect to, on an embedded SQLite database (or PostgreSQL). Carries its\n own Node.js runtime.',
     native: true,
     docs: ['deploy/carapace.example.yaml'],
   },
 };
+
+/** Whether the documentation site has no build, or a file of docs/ (its sources, screenshots, config) is newer than it. */
+function docsSiteStale() {
+  const docs = join(ROOT, 'docs');
+  const index = join(docs, '.vitepress', 'dist', 'index.html');
+  if (!existsSync(index)) return true;
+  const built = statSync(index).mtimeMs;
+  const outputs = new Set([join(docs, '.vitepress', 'dist'), join(docs, '.vitepress', 'cache')]);
+  const newer = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).some((e) => {
+      const path = join(dir, e.name);
+      if (outputs.has(path)) return false;
+      return e.isDirectory() ? newer(path) : statSync(path).mtimeMs > built;
+    });
+  return newer(docs);
+}
 
 function fail(message) {
   process.stderr.write(`package-debs: ${message}\n`);
@@ -213,7 +230,7 @@ const args = parseCommandLine(
 const version = args.version ?? JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 if (!/^[0-9][A-Za-z0-9.+~-]*$/.test(version)) fail(`--version ${version}: not a Debian version (digits first, then letters, digits and . + ~ -)`);
 const compression = args.compression ?? 'gzip';
-if (!['gzip', 'xz'].includes(compression)) fail(`--compression ${compression}: gzip or xz`);
+if (!['gzip', 'xz', 'none'].includes(compression)) fail(`--compression ${compression}: gzip, xz or none`);
 if (args.only !== undefined && !(args.only in PACKAGES)) fail(`--only ${args.only}: runner or control-plane`);
 if (process.platform !== 'linux' || process.arch !== 'x64') fail(`the packages are for amd64 and carry this machine's Node.js: build them on linux x64, not ${process.platform} ${process.arch}`);
 try {
@@ -227,6 +244,11 @@ const wanted = args.only ? [PACKAGES[args.only]] : Object.values(PACKAGES);
 if (wanted.some((spec) => spec.assets.includes('apps/ui/dist'))) {
   const { buildUiIfStale } = await import('./build-if-stale.js');
   await buildUiIfStale({ onBuild: () => process.stderr.write('package-debs: building the web UI...\n') });
+}
+if (wanted.some((spec) => spec.assets.includes('docs/.vitepress/dist')) && docsSiteStale()) {
+  process.stderr.write('package-debs: building the documentation site...\n');
+  const built = spawnSync('npm', ['run', '--silent', 'docs:build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (built.status !== 0) fail('npm run docs:build failed');
 }
 for (const spec of wanted) {
   const started = Date.now();

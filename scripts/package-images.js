@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run package:images`: builds the OCI images carapace-control-plane, carapace-runner and
 // carapace-postgres with podman, pulling from no registry. Each image is a Debian 12 root file
-// system made by debootstrap (--variant=minbase) from the mirror of this machine's apt
+// system made by debootstrap (--variant=minbase, once per run, shared by the images) from the mirror of this machine's apt
 // configuration, plus, for the two programs, the .deb that `npm run package` builds, installed
 // with dpkg; podman builds it `FROM scratch` with one ADD of that tree. Each runs as a user of
 // its own with a fixed uid (secrets mounted as files must be readable by it), keeps its
@@ -184,13 +184,29 @@ function chroot(rootfs, script) {
   execFileSync('chroot', [rootfs, '/bin/sh', '-euc', script], { stdio: ['ignore', 'inherit', 'inherit'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', DEBIAN_FRONTEND: 'noninteractive', LC_ALL: 'C' } });
 }
 
-function buildImage(spec, { key, mirror, version, work }) {
-  const rootfs = join(work, 'rootfs');
-  const started = Date.now();
-  log(`${spec.name}: debootstrap ${SUITE}, then ${spec.packages.join(' ') || 'nothing more'}...`);
-  // The downloaded .debs are kept for the next image and the next build (the images share most).
+/**
+ * The debootstrapped base every image starts from, made once per run (a tar in `dir`): the
+ * images of one run share it, and a later run makes a new one (its packages current).
+ */
+function baseTree(mirror, dir) {
+  const tar = join(dir, 'base.tar');
+  if (existsSync(tar)) return tar;
+  const rootfs = join(dir, 'base');
+  log(`debootstrap ${SUITE} (the base of the images)...`);
+  // The downloaded .debs are kept for the next build.
   mkdirSync(DEB_CACHE, { recursive: true });
   execFileSync('debootstrap', ['--variant=minbase', `--cache-dir=${DEB_CACHE}`, `--include=${BASE_PACKAGES.join(',')}`, SUITE, rootfs, mirror], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('tar', ['--numeric-owner', '--xattrs', '-C', rootfs, '-cf', tar, '.']);
+  rmSync(rootfs, { recursive: true, force: true });
+  return tar;
+}
+
+function buildImage(spec, { key, mirror, version, work, base }) {
+  const rootfs = join(work, 'rootfs');
+  const started = Date.now();
+  log(`${spec.name}: the base, then ${spec.packages.join(' ') || 'nothing more'}...`);
+  mkdirSync(rootfs);
+  execFileSync('tar', ['--numeric-owner', '--xattrs', '--xattrs-include=*', '-C', rootfs, '-xf', baseTree(mirror, base)]);
   if (spec.packages.length > 0) {
     // apt rather than debootstrap's --include: debootstrap does not resolve virtual packages
     // (ansible-core's python3 dependencies need some).
@@ -211,7 +227,7 @@ function buildImage(spec, { key, mirror, version, work }) {
   } else {
     chroot(rootfs, `groupadd --system --gid ${u.uid} ${u.name} && useradd --system --uid ${u.uid} --gid ${u.uid} --home-dir ${u.home} --no-create-home --shell /usr/sbin/nologin --comment '${u.comment}' ${u.name}`);
     const debs = join(work, 'debs');
-    const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'package-debs.js'), '--only', spec.deb, '--version', version, '--out', debs], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'package-debs.js'), '--only', spec.deb, '--version', version, '--out', debs, '--compression', 'none'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     const deb = out.trim().split('\n').at(-1).split('\t')[0];
     execFileSync('cp', [deb, join(rootfs, 'tmp', 'carapace.deb')]);
     chroot(rootfs, 'dpkg -i /tmp/carapace.deb && rm /tmp/carapace.deb');
@@ -258,6 +274,8 @@ const version = args.version ?? JSON.parse(readFileSync(join(ROOT, 'package.json
 const mirror = aptMirror();
 const wanted = (args.only ?? Object.keys(IMAGES)).map((k) => IMAGES[k]);
 let programsHash = null;
+const base = mkdtempSync(join(tmpdir(), 'carapace-image-base-'));
+process.on('exit', () => rmSync(base, { recursive: true, force: true }));
 for (const spec of wanted) {
   if (spec.deb && programsHash === null) {
     // The web UI is part of the control plane's package: build it first so its output is hashed as built.
@@ -274,7 +292,7 @@ for (const spec of wanted) {
     cached = false;
     const work = mkdtempSync(join(tmpdir(), `${spec.name}-image-`));
     try {
-      seconds = buildImage(spec, { key, mirror, version, work });
+      seconds = buildImage(spec, { key, mirror, version, work, base });
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

@@ -26,7 +26,7 @@ describe('npm run package: bad input', () => {
   const cases: [string, string[], RegExp][] = [
     ['a version dpkg would refuse', ['--version', 'v1 beta'], /--version v1 beta: not a Debian version/],
     ['an unknown package', ['--only', 'cli'], /--only cli: runner or control-plane/],
-    ['an unknown compression', ['--compression', 'bzip2'], /--compression bzip2: gzip or xz/],
+    ['an unknown compression', ['--compression', 'bzip2'], /--compression bzip2: gzip, xz or none/],
     ['an unknown option', ['--verison', '1'], /Unknown option '--verison'/],
   ];
   for (const [what, args, message] of cases) {

@@ -34,10 +34,11 @@ export default defineConfig({
       },
     },
   },
+  // The API, and the documentation site the Help menu opens (served by the control plane at /docs/).
   server: {
-    proxy: { '/v1': { target: apiTarget, changeOrigin: false } },
+    proxy: { '/v1': { target: apiTarget, changeOrigin: false }, '/docs': { target: apiTarget, changeOrigin: false } },
   },
   preview: {
-    proxy: { '/v1': { target: apiTarget, changeOrigin: false } },
+    proxy: { '/v1': { target: apiTarget, changeOrigin: false }, '/docs': { target: apiTarget, changeOrigin: false } },
   },
 });

@@ -16,6 +16,8 @@ function slugify(text) {
 // The site of docs/ (npm run docs:build). Links that leave docs/ (the packages' READMEs, deploy/)
 // point into the repository: they are not pages of the site, so they are not checked here.
 export default defineConfig({
+  // Served by the control plane at /docs/ (ui.docsDir), beside the web UI at /.
+  base: '/docs/',
   title: 'Carapace',
   description: 'Deploys and operates Ceph storage clusters by running Ansible playbooks against servers.',
   lang: 'en',
@@ -37,6 +39,7 @@ export default defineConfig({
           { text: 'Install', link: '/guide/install' },
           { text: 'First cluster', link: '/guide/first-cluster' },
           { text: 'Playbooks', link: '/guide/playbooks' },
+          { text: 'Preview and relaunch', link: '/guide/preview-runs' },
           { text: 'Runners', link: '/guide/runners' },
           { text: 'PostgreSQL and replicas', link: '/guide/postgres' },
           { text: 'Configuration', link: '/guide/configuration' },

@@ -12,7 +12,10 @@
 // - two replicas against one (ratio): each control plane capped to BENCH_SCALE_REPLICA_CPUS
 //   cores (a cgroup each, as if each replica had a machine of that size), the setting of the
 //   goal; and sharing this machine's cores, where a second replica adds no core;
-// - PostgreSQL against SQLite (ratio).
+// - PostgreSQL against SQLite (ratio);
+// - status collection (issue 30, status.bench.ts): the control plane's CPU and storage for
+//   1,000 deployed clusters collected every 30 s, against the goal (10 % of a core, 1 GiB
+//   for 24 hours of history) and the idle baseline of the same run.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +27,7 @@ import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
 import { Api, ControlPlane, DISCOVERY_TOKEN } from '../e2e/system.js';
 import { PostgresStatements, postgresCpuMs, procStats } from './costs.js';
 import { CpuCap } from './cpu-cap.js';
+import { printStatusCost, statusCollectionCost, type StatusCost } from './status.bench.js';
 
 /** The secrets key every control plane of a scenario shares (replicas of one database must). */
 const SECRETS_KEY = randomBytes(32).toString('base64');
@@ -35,7 +39,10 @@ const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 1000);
 const IDLE_S = Number(process.env.BENCH_SCALE_IDLE_S ?? 10);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SCALE_LATENCY_SAMPLES ?? 200);
-const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2,postgres-capped,postgres2-capped').split(',');
+const ONLY = (process.env.BENCH_SCALE_ONLY ?? 'sqlite,postgres,postgres2,postgres-capped,postgres2-capped,status').split(',');
+/** The status collection row (issue 30, `status` in BENCH_SCALE_ONLY): clusters, and the measured window in seconds. */
+const STATUS_CLUSTERS = Number(process.env.BENCH_SCALE_STATUS_CLUSTERS ?? 1000);
+const STATUS_WINDOW_S = Number(process.env.BENCH_SCALE_STATUS_S ?? 60);
 /**
  * The CPU of each control plane in the capped setups (`postgres-capped`, `postgres2-capped`),
  * in cores: a cgroup of its own each (`CpuCap`), as if each replica had a machine of that size
@@ -323,6 +330,7 @@ function summarize(runs: readonly Result[]): Result & { readonly slowest: number
 
 async function main(): Promise<void> {
   const runs: Result[] = [];
+  const statusRuns: StatusCost[] = [];
   let pg: TestPostgres | null = null;
   const capped = ONLY.some((o) => o.endsWith('-capped'));
   const noCaps = capped ? CpuCap.unavailable() : null;
@@ -340,6 +348,7 @@ async function main(): Promise<void> {
         if (!noCaps && ONLY.includes('postgres-capped')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 1, pg.pid, REPLICA_CPUS));
         if (!noCaps && ONLY.includes('postgres2-capped')) runs.push(await scenario('PostgreSQL', await pg.createDatabase(), 2, pg.pid, REPLICA_CPUS));
       }
+      if (ONLY.includes('status')) statusRuns.push(await statusCollectionCost({ clusters: STATUS_CLUSTERS, windowS: STATUS_WINDOW_S }));
       console.error(`bench:scale: round ${round} of ${ROUNDS} done`);
     }
   } finally {
@@ -350,14 +359,16 @@ async function main(): Promise<void> {
   for (const r of runs) setups.set(setupOf(r), [...(setups.get(setupOf(r)) ?? []), r]);
   const results = [...setups.values()].map(summarize);
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
-  console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight) after a warm-up batch of ${WARMUP}, median of ${ROUNDS} round(s)\n`);
-  console.log('| database | replicas | CPU of each replica | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | warm-up batch (cold), executions/s | POST→started p50 | p99 | of which POST answered, p50 / p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
-    console.log(
-      `| ${r.scenario} | ${r.replicas} | ${r.cores === null ? 'the machine\'s, shared' : `capped to ${r.cores} core`} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.coldPerSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.answerP50)} / ${f(r.answerP99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
-    );
+  if (results.length > 0) {
+    console.log(`\nbench:scale  ${RUNNERS} runners, ${SERVERS} servers, ${EXECUTIONS} executions (${CONCURRENCY} POSTs in flight) after a warm-up batch of ${WARMUP}, median of ${ROUNDS} round(s)\n`);
+    console.log('| database | replicas | CPU of each replica | RSS per runner | heartbeat CPU (all runners) | idle CPU | executions/s (slowest–fastest round) | warm-up batch (cold), executions/s | POST→started p50 | p99 | of which POST answered, p50 / p99 | CPU per execution: control planes + PostgreSQL | bench process (runners, API client) |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of results) {
+      const pgCpu = r.postgresCpuMsPerExecution === null ? '' : ` + ${f(r.postgresCpuMsPerExecution, 2)} ms`;
+      console.log(
+        `| ${r.scenario} | ${r.replicas} | ${r.cores === null ? 'the machine\'s, shared' : `capped to ${r.cores} core`} | ${f(r.rssPerRunnerKiB)} KiB | ${f(r.heartbeatCpuPct)} % of a core | ${f(r.idleCpuPct)} % | ${f(r.perSecond)} (${f(r.slowest)}–${f(r.fastest)}) | ${f(r.coldPerSecond)} | ${f(r.p50)} ms | ${f(r.p99)} ms | ${f(r.answerP50)} / ${f(r.answerP99)} ms | ${f(r.cpuMsPerExecution, 2)} ms${pgCpu} | ${f(r.benchCpuMsPerExecution, 2)} ms |`,
+      );
+    }
   }
   const find = (scenario: string, replicas: number, cores: number | null) => results.find((r) => r.scenario === scenario && r.replicas === replicas && r.cores === cores);
   const one = find('PostgreSQL', 1, null);
@@ -376,6 +387,11 @@ async function main(): Promise<void> {
   if (one && sqlite) console.log(`PostgreSQL / SQLite (executions/s): ${f(one.perSecond / sqlite.perSecond, 2)}`);
   for (const r of results.filter((x) => x.replicas === 1 && x.cores === null)) {
     console.log(`${r.scenario}: ≥ 500 executions/s: ${r.perSecond >= 500 ? 'PASS' : 'MISS'}; p99 POST→started < 50 ms: ${r.p99 < 50 ? 'PASS' : 'MISS'}`);
+  }
+  if (statusRuns.length > 0) {
+    // The round of median CPU (its storage figures are the same run's).
+    const sorted = [...statusRuns].sort((a, b) => a.cpuPct - b.cpuPct);
+    printStatusCost(sorted[Math.floor((sorted.length - 1) / 2)] as StatusCost);
   }
   console.log(`anchors: AWX launches about 1 job/s and tops out near 350 concurrent jobs; Semaphore's runners poll every few seconds`);
 }

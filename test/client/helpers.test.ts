@@ -19,7 +19,18 @@ request_password_reset, reset_password, update_cluster, update_playbook_configur
   .map((n) => n.trim());
 
 /** The snake_case names of the Carapace extensions (not in the contract). */
-const EXTENSION_NAMES = ['create_runner', 'delete_runner', 'get_runners'];
+const EXTENSION_NAMES = [
+  'create_runner',
+  'delete_runner',
+  'get_runners',
+  'create_preview',
+  'get_previews',
+  'get_execution_preview',
+  'relaunch_execution',
+  'get_cluster_status',
+  'get_cluster_status_history',
+  'get_cluster_statuses',
+];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

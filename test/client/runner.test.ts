@@ -1,16 +1,9 @@
-import { Client, ServiceApiError } from '@carapace/client';
+import { Client } from '@carapace/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, TestControlPlane } from '@carapace/test-support/control-plane';
+import { apiFailure as failure, startRecordedClient, stopRecordedClient } from '@carapace/test-support/client';
+import type { TestControlPlane } from '@carapace/test-support/control-plane';
 import { recordingFetch } from '@carapace/test-support/recording-fetch';
 
-async function failure(promise: Promise<unknown>): Promise<ServiceApiError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ServiceApiError);
-  return err as ServiceApiError;
-}
 
 /** The runner calls (a Carapace extension of /v1) against a real control plane. */
 describe('client: runners (getRunners, createRunner, deleteRunner)', () => {
@@ -20,13 +13,9 @@ describe('client: runners (getRunners, createRunner, deleteRunner)', () => {
   let token = '';
 
   beforeAll(async () => {
-    cp = await TestControlPlane.start();
-    client = new Client({ url: cp.url, login: 'root', password: ROOT_PASSWORD, fetch: recorder.fetch });
+    ({ cp, client } = await startRecordedClient(recorder));
   });
-  afterAll(async () => {
-    await client.close();
-    await cp.stop();
-  });
+  afterAll(() => stopRecordedClient({ cp, client }));
 
   it('createRunner: the token, crt.<base64url name>.<secret>, shown once', async () => {
     expect((await client.getRunners()).items).toEqual([]);

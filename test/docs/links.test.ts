@@ -2,36 +2,12 @@
 // file git tracks (the READMEs, docs/, the changelog) leads to a file or folder of the
 // checkout, and a link to a heading of a Markdown file leads to a heading that exists.
 // Links to other sites are not followed: the tests send no traffic off the machine.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { anchorOf, markdownLinks, ROOT, trackedMarkdown } from './markdown.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const DOCS = join(ROOT, 'docs');
-
-function trackedMarkdown(): string[] {
-  return execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' })
-    .split('\n')
-    .filter((f) => f !== '' && !f.includes('node_modules/'));
-}
-
-/** The links of a Markdown text, outside code blocks and code spans. */
-export function markdownLinks(text: string): string[] {
-  const prose = text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '');
-  return [...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1] as string);
-}
-
-/** GitHub's and VitePress's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
-export function anchorOf(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/`/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[^\p{L}\p{N} _-]/gu, '')
-    .replace(/ /g, '-');
-}
 
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(file, 'utf8').replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');

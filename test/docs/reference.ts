@@ -28,7 +28,7 @@ const GATES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   { name: 'ceph mon ok-to-rm', pattern: /["']mon["'],\s*["']ok-to-rm["']/, meaning: 'the remaining monitors keep a majority' },
   { name: 'ceph mon ok-to-stop', pattern: /["']mon["'],\s*["']ok-to-stop["']|\bmon_ok_to_stop\(/, meaning: 'a monitor may stop and the quorum holds' },
   { name: 'ceph osd ok-to-stop', pattern: /["']osd["'],\s*["']ok-to-stop["']|\bosd_ok_to_stop\(/, meaning: 'OSDs may stop with every PG still available' },
-  { name: 'ceph osd safe-to-destroy', pattern: /["']osd["'],\s*["']safe-to-destroy["']/, meaning: "the OSDs' data is safe elsewhere" },
+  { name: 'ceph osd safe-to-destroy', pattern: /["']osd["'],\s*["']safe-to-destroy["']|\bsafe_to_destroy\(/, meaning: "the OSDs' data is safe elsewhere" },
   { name: 'ceph health', pattern: /=\s*health\(timeout\)/, meaning: 'the cluster is HEALTH_OK, or shows only the allowed warnings' },
 ];
 
@@ -126,6 +126,13 @@ function defaultOf(value: unknown): string {
   return `\`${JSON.stringify(value)}\``;
 }
 
+/** What a relaunch of a playbook's failed hosts runs (`PlaybookPlugin.relaunchSubset`). */
+function relaunchOf(id: string): string {
+  const plugin = PLUGINS.get(id);
+  if (!plugin) return 'unknown';
+  return plugin.relaunchSubset ? 'only the failed and unreachable hosts' : `the whole playbook again: ${plugin.relaunchSubsetReason ?? ''}`;
+}
+
 function playbookSection(d: Descriptor): string {
   const gates = gatesOf(d.id);
   const lines = [
@@ -138,6 +145,7 @@ function playbookSection(d: Descriptor): string {
     `- **Server list**: ${d.required_server_list ? 'required (the servers it acts on)' : 'not required (it works on the cluster as a whole)'}`,
     `- **Ceph gates it asks**: ${gates.length === 0 ? 'none' : gates.map((g) => `\`${g}\``).join(', ')}`,
     `- **Clean-up after a failed or canceled run**: ${existsSync(join(ANSIBLE_DIR, d.id, 'cleanup.yml')) ? `yes (\`libs/playbooks/ansible/${d.id}/cleanup.yml\`)` : 'none'}`,
+    `- **Relaunch of failed hosts** ([Preview and relaunch](../guide/preview-runs.md)): ${relaunchOf(d.id)}`,
     '',
   ];
   if (d.hints.length === 0) {

@@ -70,6 +70,12 @@ describe('the carapace-control-plane .deb on a lab host: /v1/info/ and the web U
     const asset = await fetch(`${url}${script ?? ''}`);
     expect(asset.status).toBe(200);
     expect((await asset.text()).length).toBeGreaterThan(10_000);
+    // and the documentation site, carried by the package, at /docs/ (the Help menu's links)
+    for (const path of ['/docs/', '/docs/guide/troubleshooting']) {
+      const doc = await fetch(`${url}${path}`);
+      expect(doc.status, path).toBe(200);
+      expect(await doc.text(), path).toMatch(/<title>[^<]*Carapace/);
+    }
     expect((await host.exec('ps -o user:32=,args= -C node')).stdout.trim()).toMatch(/^carapace +\/usr\/lib\/carapace-control-plane\/node \/usr\/lib\/carapace-control-plane\/carapace-control-plane\.mjs$/);
     expect(await ownerAndMode(host, '/var/lib/carapace/control-plane')).toBe('carapace:carapace 700');
     // The carapace command comes with it, on the same runtime.

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from './system.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, executionLog, finishedExecution, startRunner, type Proc } from './system.js';
 
 type Json = Record<string, any>;
 
@@ -133,7 +133,7 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
   }
 
   async function log(api: Api, id: string): Promise<string> {
-    return (await api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;
+    return executionLog(api, id);
   }
 
   async function steps(api: Api, id: string): Promise<Json[]> {
@@ -142,16 +142,7 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
 
   /** Waits for the execution to end; a failed one's reason carries the end of its log. */
   async function finished(api: Api, id: string, timeoutMs = 120_000): Promise<Json> {
-    const e = await eventually(
-      async () => {
-        const e = await api.ok('GET', `/v1/execution/${id}/`);
-        return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
-      },
-      timeoutMs,
-      `execution ${id} to end`,
-    );
-    if (e.data.state !== 'completed') e.data.reason = `${e.data.reason}\n--- end of its log ---\n${(await log(api, id)).slice(-3000)}`;
-    return e;
+    return finishedExecution(api, id, timeoutMs, 'not completed');
   }
 
   async function runnerSessions(): Promise<{ name: string; replica: string }[]> {

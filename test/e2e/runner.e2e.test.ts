@@ -3,13 +3,13 @@
 // generated user-data, registration at first boot), real sshd, real ansible-playbook running
 // hello_world.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from './system.js';
+import { ADMIN_PASSWORD, Api, DISCOVERY_TOKEN, eventually, executionLog, finishedExecution, startRunner, startRunnersControlPlane, tearDownLab, type ControlPlane, type Proc } from './system.js';
 
 type Json = Record<string, any>;
 
@@ -36,13 +36,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
   }
 
   async function startCp(): Promise<void> {
-    cp = await ControlPlane.start({
-      httpHost: LAB_GATEWAY,
-      runner: 'none',
-      env: { CARAPACE_RUNNER_LEASE_TIMEOUT_MS: '6000', CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: '1000' },
-    });
-    api = new Api(cp.url);
-    await api.login();
+    ({ cp, api } = await startRunnersControlPlane(LAB_GATEWAY));
   }
 
   beforeAll(async () => {
@@ -66,13 +60,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     clusterId = (await api.ok('POST', '/v1/cluster/', { name: 'e2e' })).id;
   }, 40 * 60_000);
 
-  afterAll(async () => {
-    await runner?.stop();
-    await cp?.stop();
-    await lab?.destroy();
-    cp?.removeData();
-    rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => tearDownLab({ runner, cp, lab, dir }), 120_000);
 
   async function run(serverIds: string[], name = 'hello'): Promise<string> {
     const config = await api.ok('POST', '/v1/playbook_configuration/', { name, cluster_id: clusterId, playbook_id: 'hello_world', server_ids: serverIds });
@@ -86,21 +74,11 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
 
   /** Waits for the execution to end; a failed one's reason carries the end of its log. */
   async function finished(id: string, timeoutMs = 180_000): Promise<Json> {
-    const e = await eventually(
-      async () => {
-        const e = await execution(id);
-        return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
-      },
-      timeoutMs,
-      `execution ${id} to end`,
-    );
-    if (e.data.state === 'failed') e.data.reason = `${e.data.reason}\n--- end of its log ---\n${(await log(id)).slice(-3000)}`;
-    return e;
+    return finishedExecution(api, id, timeoutMs, 'failed');
   }
 
   async function log(id: string): Promise<string> {
-    const res = await api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' });
-    return res.text;
+    return executionLog(api, id);
   }
 
   async function steps(id: string): Promise<Json[]> {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
+import type { Lab } from '../lab/lab.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const CONTROL_PLANE_BIN = join(ROOT, 'apps/control-plane/bin/carapace-control-plane.js');
@@ -254,4 +255,52 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * A control plane that runs on real hosts through separate runners: listening on `httpHost`
+ * (the lab's gateway, where its hosts reach it), no embedded runner, runner leases of 6 s with
+ * heartbeats every second; with an Api logged in as root.
+ */
+export async function startRunnersControlPlane(httpHost: string): Promise<{ cp: ControlPlane; api: Api }> {
+  const cp = await ControlPlane.start({
+    httpHost,
+    runner: 'none',
+    env: { CARAPACE_RUNNER_LEASE_TIMEOUT_MS: '6000', CARAPACE_RUNNER_HEARTBEAT_INTERVAL_MS: '1000' },
+  });
+  const api = new Api(cp.url);
+  await api.login();
+  return { cp, api };
+}
+
+/** The log of an execution, as text. */
+export async function executionLog(api: Api, id: string): Promise<string> {
+  return (await api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;
+}
+
+/**
+ * Waits for the execution to end and returns it; the reason of one that failed (`logOf:
+ * 'failed'`) or did not complete (`logOf: 'not completed'`) carries the end of its log.
+ */
+export async function finishedExecution(api: Api, id: string, timeoutMs: number, logOf: 'failed' | 'not completed'): Promise<Record<string, any>> {
+  const e = await eventually(
+    async () => {
+      const e = await api.ok('GET', `/v1/execution/${id}/`);
+      return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
+    },
+    timeoutMs,
+    `execution ${id} to end`,
+  );
+  const withLog = logOf === 'failed' ? e.data.state === 'failed' : e.data.state !== 'completed';
+  if (withLog) e.data.reason = `${e.data.reason}\n--- end of its log ---\n${(await executionLog(api, id)).slice(-3000)}`;
+  return e;
+}
+
+/** Stops the runner and the control plane, destroys the lab and removes the data and `dir`; each may be missing (a beforeAll that failed midway). */
+export async function tearDownLab(parts: { runner?: Proc; cp?: ControlPlane; lab?: Lab; dir?: string }): Promise<void> {
+  await parts.runner?.stop();
+  await parts.cp?.stop();
+  await parts.lab?.destroy();
+  parts.cp?.removeData();
+  if (parts.dir) rmSync(parts.dir, { recursive: true, force: true });
 }

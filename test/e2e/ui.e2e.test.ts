@@ -5,25 +5,23 @@
 // cancels another run, resets a password through the e-mailed link; a user without
 // permissions sees no administration. The configuration editor switches format, shows the
 // API's refusal in place, saves a version and diffs it; a narrow dark window hides the
-// navigation behind a button; the sign-in form works from the keyboard alone.
-// Screenshots of the main pages go to test-output/ui/.
-import { copyFileSync, mkdirSync } from 'node:fs';
+// navigation behind a button; the sign-in form works from the keyboard alone; the Help menu
+// opens the documentation site the control plane serves at /docs/.
+// Screenshots of the main pages go to test-output/ui/ (those the docs show also to
+// docs/screenshots/ with CARAPACE_UPDATE_SCREENSHOTS=1).
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../lab/lab.js';
 import { MailSink } from '@carapace/test-support/mail-sink';
+import { executionIdOf, keepConsoleErrors, launchChromium, publishScreenshot, screenshot, SHOTS, signedIn, signIn, UI_WAIT_MS } from './browser.js';
 import { ADMIN_PASSWORD, Api, ControlPlane, freePort } from './system.js';
 
 type Json = Record<string, any>;
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SHOTS = join(ROOT, 'test-output', 'ui');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-/** How long a page condition may take: a page load, a query, a run's next line. */
-const UI_WAIT_MS = 30_000;
 
 describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   const mail = new MailSink();
@@ -42,18 +40,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
 
   /** A screenshot of the whole page, for a person to look at, once no part of it is still loading. */
   async function shot(p: Page, name: string): Promise<void> {
-    await expect.poll(() => p.locator('.mantine-Skeleton-root, .mantine-Loader-root').count(), { timeout: UI_WAIT_MS }).toBe(0);
-    await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  }
-
-  /**
-   * Keeps a screenshot in docs/screenshots, for the README, when asked to
-   * (CARAPACE_UPDATE_SCREENSHOTS=1): a test run leaves the checkout as it found it.
-   */
-  function publish(name: string): void {
-    if (process.env.CARAPACE_UPDATE_SCREENSHOTS !== '1') return;
-    mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-    copyFileSync(join(SHOTS, `${name}.png`), join(ROOT, 'docs', 'screenshots', `${name}.png`));
+    await screenshot(p, name);
   }
 
   /** A browser context (by default at the size the issue names), whose console errors are kept. */
@@ -63,26 +50,8 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
   ): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport, colorScheme });
     const p = await context.newPage();
-    p.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    p.on('pageerror', (err) => consoleErrors.push(String(err)));
+    keepConsoleErrors(p, consoleErrors);
     return { context, page: p };
-  }
-
-  async function signIn(p: Page, login: string, password: string): Promise<void> {
-    const form = p.getByRole('form', { name: 'Sign in' });
-    await form.waitFor({ timeout: UI_WAIT_MS });
-    await form.getByRole('textbox', { name: 'Login' }).fill(login);
-    // Mantine's labels of required fields end with an asterisk.
-    await form.getByLabel(/^Password/).fill(password);
-    await form.getByRole('button', { name: 'Sign in' }).click();
-    await signedIn(p);
-  }
-
-  /** Waits for the application frame, signed in (on a narrow window its navigation stays closed). */
-  async function signedIn(p: Page): Promise<void> {
-    await p.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: UI_WAIT_MS });
   }
 
   /** Whether the element holds the keyboard focus. */
@@ -120,9 +89,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
 
   /** The id of the execution whose page is open. */
   function executionId(p: Page): string {
-    const id = /\/executions\/([0-9a-f-]{36})/.exec(p.url())?.[1];
-    if (!id) throw new Error(`not an execution page: ${p.url()}`);
-    return id;
+    return executionIdOf(p);
   }
 
   beforeAll(async () => {
@@ -150,7 +117,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     const access = await controlPlaneAccess({ dataDir: cp.dataDir, url: cp.url, env: { CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
     const [discovered, launched] = await Promise.all([
       discoverLab({ name: 'e2e-ui', hosts: 1, access, timeoutMs: 120_000 }),
-      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
+      launchChromium(),
     ]);
     lab = discovered.lab;
     browser = launched;
@@ -189,7 +156,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await page.waitForURL(`${cp.url}/`);
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor({ timeout: UI_WAIT_MS });
     await shot(page, 'dashboard');
-    publish('dashboard');
+    publishScreenshot('dashboard');
   });
 
   it('lists the discovered server and shows its facts', async () => {
@@ -226,7 +193,10 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     // Loaded as saved: the name is the model's, so nothing is changed and it can run.
     expect(await page.getByRole('textbox', { name: 'Name' }).inputValue()).toBe('hello from the browser');
     expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled()).toBe(true);
+    // the docs' picture without the toast over the header (Mantine closes it after 4 s)
+    await page.getByText('Configuration created').waitFor({ state: 'hidden', timeout: UI_WAIT_MS });
     await shot(page, 'configuration-editor');
+    publishScreenshot('configuration-editor');
   });
 
   it('edits a configuration: switches format, shows what is refused in place, saves a version and diffs it', async () => {
@@ -329,7 +299,7 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await steps.getByRole('row').filter({ hasText: server.data.name as string }).first().waitFor({ timeout: UI_WAIT_MS });
     expect(await steps.getByRole('button', { name: 'Show error' }).count()).toBe(0);
     await shot(page, 'execution');
-    publish('execution');
+    publishScreenshot('execution');
   });
 
   it('cancels another run: it ends canceled', async () => {
@@ -372,6 +342,51 @@ describe('the web UI in a real browser', { timeout: 300_000 }, () => {
     await nav(page, 'Users').click();
     await page.getByRole('row').filter({ hasText: 'root' }).first().waitFor({ timeout: UI_WAIT_MS });
     await shot(page, 'admin-users');
+  });
+
+  it("opens the documentation site from the Help menu, follows its sidebar, and links a configuration to its playbook's reference", async () => {
+    // The site npm test builds (npm run docs:build), served by the control plane at /docs/ (ui.docsDir's default).
+    expect(existsSync(join(ROOT, 'docs', '.vitepress', 'dist', 'index.html')), 'the docs site is not built: run npm run docs:build').toBe(true);
+    await page.goto(configurationUrl);
+    const reference = page.getByRole('link', { name: 'Playbook reference', exact: true });
+    await reference.waitFor({ timeout: UI_WAIT_MS });
+
+    // Help → Operator guide: the guide in a new tab.
+    await page.getByRole('button', { name: 'Help', exact: true }).click();
+    const guideItem = page.getByRole('menuitem', { name: 'Operator guide' });
+    expect(await guideItem.getAttribute('target')).toBe('_blank');
+    const [docs] = await Promise.all([admin.waitForEvent('page', { timeout: UI_WAIT_MS }), guideItem.click()]);
+    keepConsoleErrors(docs, consoleErrors);
+    await docs.waitForURL(`${cp.url}/docs/guide/`, { timeout: UI_WAIT_MS });
+    await docs.getByRole('heading', { level: 1 }).first().waitFor({ timeout: UI_WAIT_MS });
+
+    // The sidebar to Troubleshooting (the site's own navigation, no new page load).
+    const sidebar = docs.getByRole('navigation', { name: 'Sidebar Navigation' });
+    await sidebar.getByRole('link', { name: 'Troubleshooting', exact: true }).click();
+    await docs.waitForURL(`${cp.url}/docs/guide/troubleshooting`, { timeout: UI_WAIT_MS });
+    await docs.getByRole('heading', { level: 1, name: /Troubleshooting/ }).waitFor({ timeout: UI_WAIT_MS });
+    // Loaded afresh, its console watched from the start: the CSP lets the site's inline scripts run (they set its data).
+    await docs.reload();
+    await docs.getByRole('heading', { level: 1, name: /Troubleshooting/ }).waitFor({ timeout: UI_WAIT_MS });
+    expect(await docs.evaluate('typeof window.__VP_SITE_DATA__')).toBe('object');
+    await shot(docs, 'docs-troubleshooting');
+
+    // The configuration's link: the section of hello_world in the served reference, in a new tab.
+    const href = (await reference.getAttribute('href')) ?? '';
+    expect(href).toMatch(/^\/docs\/reference\/playbooks#.+/);
+    expect(await reference.getAttribute('target')).toBe('_blank');
+    const anchor = href.split('#')[1] as string;
+    const served = await fetch(`${cp.url}${href.split('#')[0]}`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toContain(`id="${anchor}"`);
+    const [ref] = await Promise.all([admin.waitForEvent('page', { timeout: UI_WAIT_MS }), reference.click()]);
+    keepConsoleErrors(ref, consoleErrors);
+    await ref.waitForURL(`${cp.url}${href}`, { timeout: UI_WAIT_MS });
+    const heading = ref.locator(`h2[id="${anchor}"]`);
+    await heading.waitFor({ timeout: UI_WAIT_MS });
+    expect(await heading.textContent()).toContain('Hello world');
+    await ref.close();
+    await docs.close();
   });
 
   it('resets a password through the e-mailed link, and signs in with the new one', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, createContainer, createLogger, loadConfig, type Container } from '@carapace/control-plane';
+import { buildApp, createContainer, createLogger, loadConfig, openDatabase, type Container, type Database } from '@carapace/control-plane';
 import { ClusterFileRepository } from '@carapace/control-plane/testing';
 import { TestClock } from './clock.js';
 import { openTestDatabase } from './database.js';
@@ -26,12 +26,17 @@ export class TestControlPlane {
   url = '';
   readonly clock = new TestClock();
   readonly mail = new MailSink();
+  /** The database, for a test to put in place what a run's effects would (a deployed cluster's roles). */
+  db!: Database;
   /** The files of clusters a deploy stores, for a test to store them itself. */
   clusterFiles!: ClusterFileRepository;
   private dir = '';
 
-  /** Starts one; `env` adds `CARAPACE_*` settings (e.g. `CARAPACE_TOKEN_TTL_S`). */
-  static async start(env: Record<string, string> = {}): Promise<TestControlPlane> {
+  /**
+   * Starts one; `env` adds `CARAPACE_*` settings (e.g. `CARAPACE_TOKEN_TTL_S`); `sqliteFile`
+   * puts its database in that file instead of memory (a benchmark's storage figures).
+   */
+  static async start(env: Record<string, string> = {}, { sqliteFile }: { sqliteFile?: string } = {}): Promise<TestControlPlane> {
     const cp = new TestControlPlane();
     const smtpPort = await cp.mail.start();
     cp.dir = mkdtempSync(join(tmpdir(), 'carapace-client-test-'));
@@ -48,9 +53,10 @@ export class TestControlPlane {
       },
     });
     const logger = createLogger(config.logLevel);
-    const opened = await openTestDatabase();
+    const opened = sqliteFile ? { db: await openDatabase(sqliteFile), drop: async () => undefined } : await openTestDatabase();
     cp.dropDatabase = () => opened.drop();
     const db = opened.db;
+    cp.db = db;
     cp.container = await createContainer(config, db, logger, { clock: cp.clock });
     cp.clusterFiles = new ClusterFileRepository(db, cp.container.secretBox);
     cp.app = await buildApp({ services: cp.container.services, logger });

@@ -41,6 +41,18 @@ export class ExecutionFailed extends Error {
   override name = 'ExecutionFailed';
 }
 
+/**
+ * The status of the clusters could not be read (`cluster status`): the API error or the
+ * failure to reach it (`cause`) is reported as for any command, with exit status 3, so that
+ * it is never taken for a cluster's health (1 warn, 2 critical).
+ */
+export class StatusUnknown extends Error {
+  override name = 'StatusUnknown';
+  constructor(override readonly cause: unknown) {
+    super('the cluster status could not be read');
+  }
+}
+
 /** The command that logs in to a profile, as the user types it. */
 export function loginCommandFor(profile: string): string {
   return profile === DEFAULT_PROFILE ? 'carapace login' : `carapace --profile ${profile} login`;
@@ -53,6 +65,8 @@ export class Cli {
   private ephemeral = false;
   /** The profile whose stored session the client uses, if any. */
   private sessionProfile: string | null = null;
+  /** The exit status of a command that ends without an error (`cluster status` sets it from the health). */
+  exitStatus = 0;
 
   constructor(readonly io: CliIo) {}
 

@@ -1,9 +1,13 @@
 import { ServiceApiError, ServiceError } from '@carapace/client';
 import { CommanderError, type Command } from 'commander';
-import { Cli, ExecutionFailed, NotLoggedIn, UsageError, type CliIo } from './context.js';
+import { Cli, ExecutionFailed, NotLoggedIn, StatusUnknown, UsageError, type CliIo } from './context.js';
 import { buildProgram } from './program.js';
 
 async function report(cli: Cli, err: unknown): Promise<number> {
+  if (err instanceof StatusUnknown) {
+    await report(cli, err.cause);
+    return 3;
+  }
   if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
   if (err instanceof UsageError) {
     cli.note(`carapace: ${err.message}\n(add --help for usage)`);
@@ -49,7 +53,7 @@ export async function main(argv: readonly string[], io: CliIo = { stdout: proces
   const cli = new Cli(io);
   try {
     await buildProgram(cli).parseAsync([...argv], { from: 'user' });
-    return 0;
+    return cli.exitStatus;
   } catch (err) {
     return await report(cli, err);
   } finally {

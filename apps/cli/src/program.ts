@@ -29,7 +29,8 @@ CARAPACE_SSL_CERTIFICATE, CARAPACE_OUTPUT. List commands print every item unless
 
 Exit status: 0 done; 1 the API answered with an error (printed as JSON on stderr);
 2 wrong usage; 3 the API could not be reached or answered nonsense; 4 an execution
-followed with --wait did not complete.`;
+followed with --wait did not complete. "cluster status" says the clusters' health: 0 all
+HEALTH_OK, 1 a HEALTH_WARN, 2 a HEALTH_ERR, unreachable or pending, 3 unknown (see its help).`;
 
 /** The `carapace` command line: global options and every command group. */
 export function buildProgram(cli: Cli): Command {

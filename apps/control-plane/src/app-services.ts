@@ -7,9 +7,10 @@ import type { Clock } from './ports.js';
 import type { ClusterService } from './services/cluster.service.js';
 import type { ServerService } from './services/server.service.js';
 import type { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
-import type { ExecutionService } from './services/execution.service.js';
-import type { ExecutionEngine } from './services/execution-engine.js';
+import type { ExecutionService } from './executions/execution.service.js';
+import type { ExecutionEngine } from './executions/execution-engine.js';
 import type { FactsScheduler } from './services/facts.scheduler.js';
+import type { StatusScheduler } from './services/status.scheduler.js';
 import type { RunnerService } from './services/runner.service.js';
 import type { Limiter } from './services/throttle.js';
 import type { CinderIntegrationService } from './services/cinder-integration.service.js';
@@ -40,6 +41,8 @@ export interface AppServices {
   /** Server registrations per client address (first-boot discovery is unauthenticated by users). */
   readonly registrations: RegistrationThrottles;
   readonly facts: FactsScheduler;
+  /** Cluster status collection, its storage and what the API serves of it (issue 30). */
+  readonly status: StatusScheduler;
   /** Which runner gets which queued work: the gRPC gateway's half of the engine and the facts scheduler. */
   readonly dispatch: Dispatch;
   /** Health and metrics, for load balancers and monitoring. */

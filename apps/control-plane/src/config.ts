@@ -9,12 +9,24 @@ import { deepFreeze, envLayer, LogFormatSchema, LogLevelSchema, mergeLayers, rea
  */
 export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../ui/dist', import.meta.url));
 
+/**
+ * The built documentation site of this checkout (`docs/.vitepress/dist`, `npm run docs:build`):
+ * found like the web UI, from this file's place in the sources or the build.
+ */
+export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../../docs/.vitepress/dist', import.meta.url));
+
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 
 /** The ends of an execution a notification target may ask for. */
 export const NOTIFICATION_EVENTS = ['completed', 'failed', 'canceled'] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
-const Events = Type.Array(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]), { minItems: 1, uniqueItems: true });
+/** The events of a cluster a notification target may ask for: a change of its health (`docs/guide/cluster-status.md`). */
+export const CLUSTER_EVENTS = ['cluster_health'] as const;
+export type ClusterEvent = (typeof CLUSTER_EVENTS)[number];
+const Events = Type.Array(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled'), Type.Literal('cluster_health')]), {
+  minItems: 1,
+  uniqueItems: true,
+});
 /** Where notifications go: e-mail addresses and signed webhooks, each for some or all events. */
 const NotificationTargets = Type.Object(
   {
@@ -109,6 +121,8 @@ export const ConfigSchema = Type.Object(
       {
         /** The built single-page application (its index.html and assets/); null, or a directory without index.html: no UI. */
         dir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        /** The built documentation site (VitePress), served at `/docs/`; null: no site (`/docs/` says so). */
+        docsDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
       },
       { additionalProperties: false },
     ),
@@ -185,6 +199,15 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /**
+     * Cluster status (`GET /v1/cluster/{id}/status/`): what Ceph says of each cluster with
+     * monitors, collected by a runner every `intervalS` seconds (0: never) and at once after
+     * an execution on the cluster ended; `connectTimeoutS` is `ceph --connect-timeout`.
+     */
+    status: Type.Object(
+      { intervalS: Type.Integer({ minimum: 0, maximum: 86_400 }), connectTimeoutS: Type.Integer({ minimum: 1, maximum: 300 }) },
+      { additionalProperties: false },
+    ),
     /** scrypt derivations at once and waiting (logins past a full queue answer 503). */
     passwordHashing: Type.Object(
       { concurrency: Type.Integer({ minimum: 1, maximum: 64 }), queue: Type.Integer({ minimum: 0 }) },
@@ -210,7 +233,7 @@ export const DEFAULT_CONFIG: Config = {
   resetUrl: 'http://127.0.0.1:8080/password_reset/{reset_token}/',
   publicUrl: null,
   notifications: { email: [], webhooks: [], clusters: {} },
-  ui: { dir: DEFAULT_UI_DIR },
+  ui: { dir: DEFAULT_UI_DIR, docsDir: DEFAULT_DOCS_DIR },
   runner: 'embedded',
   // The whole installation stops together: runs get a short grace, then are canceled.
   embeddedRunner: { drainGraceMs: 3000, cancelGraceMs: 2000, logLevel: null, logFormat: null },
@@ -231,6 +254,7 @@ export const DEFAULT_CONFIG: Config = {
     loginDelayMaxMs: 4000,
   },
   passwordHashing: { concurrency: 1, queue: 64 },
+  status: { intervalS: 30, connectTimeoutS: 10 },
 };
 
 /** Each environment variable and the configuration key it sets. */
@@ -266,6 +290,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_RESET_URL: 'resetUrl',
   CARAPACE_PUBLIC_URL: 'publicUrl',
   CARAPACE_UI_DIR: 'ui.dir',
+  CARAPACE_DOCS_DIR: 'ui.docsDir',
   CARAPACE_RUNNER: 'runner',
   CARAPACE_RUNNER_DRAIN_GRACE_MS: 'embeddedRunner.drainGraceMs',
   CARAPACE_RUNNER_CANCEL_GRACE_MS: 'embeddedRunner.cancelGraceMs',
@@ -290,6 +315,8 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   CARAPACE_THROTTLE_REGISTRATION_FAILURES_PER_ADDRESS: 'throttle.registrationFailuresPerAddress',
   CARAPACE_PASSWORD_HASH_CONCURRENCY: 'passwordHashing.concurrency',
   CARAPACE_PASSWORD_HASH_QUEUE: 'passwordHashing.queue',
+  CARAPACE_STATUS_INTERVAL_S: 'status.intervalS',
+  CARAPACE_STATUS_CONNECT_TIMEOUT_S: 'status.connectTimeoutS',
 };
 
 /** The key file's name in the data directory, when `secrets.keyFile` is not set. */
@@ -338,7 +365,7 @@ export function loadConfig(options: { file?: string | undefined; env: Env }): Co
   return deepFreeze({
     ...config,
     dataDir,
-    ui: { dir: config.ui.dir === null ? null : resolve(config.ui.dir) },
+    ui: { dir: config.ui.dir === null ? null : resolve(config.ui.dir), docsDir: config.ui.docsDir === null ? null : resolve(config.ui.docsDir) },
     secrets: { ...config.secrets, keyFile: config.secrets.keyFile === null ? join(dataDir, SECRETS_KEY_FILE) : resolve(config.secrets.keyFile) },
     backup: { ...config.backup, dir: config.backup.dir === null ? join(dataDir, 'backups') : resolve(config.backup.dir) },
   });

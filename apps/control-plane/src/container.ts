@@ -17,13 +17,15 @@ import { LockRepository } from './db/lock.repository.js';
 import { RunnerRepository } from './db/runner.repository.js';
 import { RunnerSessionRepository } from './db/runner-session.repository.js';
 import { FactsScheduler } from './services/facts.scheduler.js';
-import { RunEffects } from './services/run-effects.js';
+import { StatusScheduler } from './services/status.scheduler.js';
+import { ClusterStatusRepository } from './db/cluster-status.repository.js';
+import { RunEffects } from './executions/run-effects.js';
 import { RunnerService } from './services/runner.service.js';
 import { CinderIntegrationService } from './services/cinder-integration.service.js';
 import { ClusterService } from './services/cluster.service.js';
 import { DiscoveryTokens } from './services/discovery-tokens.js';
-import { ExecutionEngine } from './services/execution-engine.js';
-import { ExecutionService } from './services/execution.service.js';
+import { ExecutionEngine } from './executions/execution-engine.js';
+import { ExecutionService } from './executions/execution.service.js';
 import { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
 import { ServerService } from './services/server.service.js';
 import { VersionedRepository } from './db/versioned.repository.js';
@@ -32,7 +34,7 @@ import { Dispatch } from './services/dispatch.js';
 import { systemClock, type Clock, type Mailer } from './ports.js';
 import { AuthService } from './services/auth.service.js';
 import { bootstrap, type BootstrapResult } from './services/bootstrap.service.js';
-import { SmtpTransport } from './services/mailer.js';
+import { SmtpTransport } from './adapters/mailer.js';
 import { MailOutbox, type MailRetry } from './services/mail-outbox.service.js';
 import { MailOutboxRepository } from './db/mail-outbox.repository.js';
 import { NotificationRepository } from './db/notification.repository.js';
@@ -44,8 +46,8 @@ import { PasswordResetService } from './services/password-reset.service.js';
 import { RoleService } from './services/role.service.js';
 import { Backoff, SharedThrottle, Throttle, type Limiter } from './services/throttle.js';
 import { ThrottleRepository } from './db/throttle.repository.js';
-import { passwordHashing } from './services/passwords.js';
-import { TokenSigner } from './services/token-signer.js';
+import { PasswordHashing } from './adapters/passwords.js';
+import { TokenSigner } from './adapters/token-signer.js';
 import { UserService } from './services/user.service.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { nowS } from './ports.js';
@@ -84,6 +86,8 @@ export interface ContainerPorts {
   readonly leaseTimeoutMs?: number;
   /** How long a runner asked for a server's facts has to answer before it is asked again (default: 120 s). */
   readonly factsAnswerTimeoutMs?: number;
+  /** How long a runner asked for a cluster's status has to answer (default: what it may take on every monitor). */
+  readonly statusAnswerTimeoutMs?: number;
 }
 
 /**
@@ -120,7 +124,9 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const administratorRepo = new AdministratorRepository(db);
   const administrators = new Administrators(administratorRepo);
   const roleService = new RoleService('role', roleRepo, clock, administrators, (roleId) => userRepo.countLive('role_id', roleId));
-  const userService = new UserService(userRepo, clock, authRepo, roleService, mailer, administrators);
+  // One per container: the scrypt threads and their bounds (passwordHashing) of this control plane.
+  const passwords = new PasswordHashing(config.passwordHashing);
+  const userService = new UserService(userRepo, clock, authRepo, roleService, mailer, administrators, passwords);
   const locks = new LockRepository(db);
   const clusterRepo = new VersionedRepository<ClusterData>(db, clusters, { data: ['name', 'configuration'], defaultSort: [['name', 1]] }, { limits });
   const serverRepo = new VersionedRepository<ServerData>(db, servers, {
@@ -132,7 +138,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     defaultSort: [['time_updated', -1]],
   }, { cacheVersions: 10_000, limits });
   const executionRepo = new VersionedRepository<ExecutionData>(db, executions, {
-    data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason'],
+    data: ['playbook_configuration', 'state', 'cluster_id', 'server_ids', 'time_created', 'time_started', 'time_finished', 'runner_id', 'reason', 'preview', 'relaunch_of', 'relaunched_by', 'limit_server_ids'],
     defaultSort: [['time_created', -1]],
   }, { limits });
   const factsRequests = new FactsRequestRepository(db);
@@ -169,13 +175,18 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     webhookLog,
   );
   engine.ended.on((execution) => notifier.executionEnded(execution));
+  const status = new StatusScheduler(clusterRepo, serverService, new ClusterStatusRepository(db), notifier, clock, logger.child({ component: 'status' }), {
+    intervalS: config.status.intervalS,
+    connectTimeoutS: config.status.connectTimeoutS,
+    answerTimeoutMs: ports.statusAnswerTimeoutMs,
+  });
+  engine.ended.on((execution) => status.executionEnded(execution.data.cluster_id));
   const key = Buffer.from(await authRepo.secret('token_signing_key', () => randomBytes(32).toString('base64'), nowS(clock)), 'base64');
   const windowMs = config.throttle.windowS * 1000;
   // Replicas share PostgreSQL: their throttles count together, in the database.
   const throttleRepo = new ThrottleRepository(db);
   const limiter = (scope: string, limit: number): Limiter =>
-    db.dialect === 'postgres' ? new SharedThrottle(throttleRepo, scope, windowMs, limit) : new Throttle(windowMs, limit);
-  passwordHashing.configure(config.passwordHashing);
+    db.sharedByReplicas ? new SharedThrottle(throttleRepo, scope, windowMs, limit) : new Throttle(windowMs, limit);
   const replica = randomUUID();
   const runners = new RunnerService(
     new RunnerRepository(db),
@@ -190,7 +201,16 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const metrics = new Metrics(new StatsRepository(db), clock, {
     connectedRunners: () => runners.connected().length,
     factsPending: () => facts.count(),
+    clusterStatus: async () => {
+      const rows = await status.gauges();
+      const names = await clusterRepo.getMany(rows.map((r) => r.clusterId));
+      return rows.map((r) => ({ ...r, name: names.get(r.clusterId)?.data.name ?? '' }));
+    },
     databaseConnections: () => db.connections(),
+  });
+  const executionService = new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents, {
+    anyInMaintenance: (ids) => serverRepo.anyLiveAmong(ids, 'state', MAINTENANCE_STATE, 'servers_in_maintenance'),
+    inMaintenance: async (ids) => (await serverService.liveMany(ids)).found.filter((s) => s.data.state === MAINTENANCE_STATE).map((s) => s.id),
   });
   let closing = false;
   const services: AppServices = {
@@ -203,8 +223,8 @@ export async function createContainer(config: Config, db: Database, logger: Logg
       perLoginAndAddress: limiter('login_pair', config.throttle.loginFailuresPerUser),
       perAddress: limiter('login_address', config.throttle.loginFailuresPerAddress),
       perLogin: new Backoff((n) => limiter('login_backoff', n), config.throttle.loginDelayBaseMs, config.throttle.loginDelayMaxMs),
-    }),
-    passwordReset: new PasswordResetService(authRepo, userService, mailer, clock, {
+    }, passwords),
+    passwordReset: new PasswordResetService(authRepo, userService, mailer, clock, passwords, {
       ttlS: config.passwordResetTtlS,
       resetUrl: config.resetUrl,
       perLoginAndAddress: limiter('reset_pair', config.throttle.resetRequestsPerUser),
@@ -212,11 +232,8 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     }),
     clusters: clusterService,
     servers: serverService,
-    playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService),
-    executions: new ExecutionService(executionRepo, clock, configurationRepo, clusterService, engine, executionEvents, {
-      anyInMaintenance: (ids) => serverRepo.anyLiveAmong(ids, 'state', MAINTENANCE_STATE, 'servers_in_maintenance'),
-      inMaintenance: async (ids) => (await serverService.liveMany(ids)).found.filter((s) => s.data.state === MAINTENANCE_STATE).map((s) => s.id),
-    }),
+    playbookConfigurations: new PlaybookConfigurationService(configurationRepo, clock, clusterService, serverService, executionService),
+    executions: executionService,
     engine,
     cinder: new CinderIntegrationService(clusterService, clusterFiles),
     discoveryTokens: new DiscoveryTokens(config.discoveryTokens),
@@ -226,13 +243,14 @@ export async function createContainer(config: Config, db: Database, logger: Logg
       wrong: limiter('registration_wrong', config.throttle.registrationFailuresPerAddress),
     },
     facts,
-    dispatch: new Dispatch(engine, facts),
+    status,
+    dispatch: new Dispatch(engine, facts, status),
     operations: {
       problem: () => (closing ? Promise.resolve('the control plane is shutting down') : databaseProblem(db)),
       metrics,
     },
   };
-  const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, administrators: administratorRepo, clock }, config.admin);
+  const boot = await bootstrap({ users: userRepo, roles: roleRepo, auth: authRepo, administrators: administratorRepo, clock, passwords }, config.admin);
   if (boot.bootstrapRoleUpdated) logger.info('the bootstrap role was given every permission of this release');
   return {
     services,
@@ -256,19 +274,22 @@ export async function createContainer(config: Config, db: Database, logger: Logg
           .finally(() => (sweeping = false));
       }, Math.max(1000, Math.floor(leaseTimeoutMs / 3)));
       timer.unref();
-      // Throttle events of keys no longer hit (PostgreSQL; in memory they go as keys are read).
+      // Throttle events of keys no longer hit (a shared database; in memory they go as keys are read).
       const prune =
-        db.dialect === 'postgres'
+        db.sharedByReplicas
           ? setInterval(() => {
               throttleRepo.prune(clock.nowMs() - windowMs).catch((err: unknown) => logger.error({ err }, 'prune of throttle events failed'));
             }, 60_000).unref()
           : undefined;
       await services.facts.resume();
       const stopFacts = services.facts.start();
+      await status.resume();
+      const stopStatus = status.start();
       return () => {
         clearInterval(timer);
         clearInterval(prune);
         stopFacts();
+        stopStatus();
       };
     },
     stopping() {
@@ -277,6 +298,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
     async close() {
       closing = true;
       services.facts.close();
+      status.close();
       await Promise.all([mailer.close(), webhooks.close(), engine.storeHeartbeats(), runners.storeHeartbeats()]);
       await bus.close();
       await db.close();

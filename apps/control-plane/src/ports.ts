@@ -12,6 +12,16 @@ export function nowS(clock: Clock): number {
 /** The system clock. */
 export const systemClock: Clock = { nowMs: () => Date.now() };
 
+/** Password hashing: slow on purpose, bounded by the process's CPUs (adapters/passwords.ts). */
+export interface PasswordHasher {
+  /** A stored form of the password (salted, slow to derive). */
+  hash(password: string): Promise<string>;
+  /** Whether the password is the one of the stored form, compared in constant time. */
+  verify(password: string, stored: string): Promise<boolean>;
+  /** A stored form no password matches: what an unknown login is checked against, for the same timing as a known one. */
+  readonly dummy: string;
+}
+
 /** One e-mail. */
 export interface Mail {
   readonly to: string;

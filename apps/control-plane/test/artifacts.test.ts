@@ -3,29 +3,14 @@
 // files, GET /v1/cinder_integration/), forgotten when it ends otherwise, never in the log.
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACT_LIMITS, createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
-import { createLogger } from '../src/logger.js';
-import { startGrpcServer, type GrpcServer } from '../src/grpc/grpc.server.js';
+import { ARTIFACT_LIMITS, grpc, PROTOCOL_VERSION, type RunnerMessage } from '@carapace/protocol';
+import type { GrpcServer } from '../src/grpc/grpc.server.js';
 import { addServer } from '@carapace/test-support/facts';
-import { Harness } from '@carapace/test-support/harness';
+import type { Harness } from '@carapace/test-support/harness';
+import { RawRunnerStream, runnerToken, startGrpcHarness, untilReached as until } from '@carapace/test-support/raw-runner';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
-class RawRunner {
-  readonly received: ControlMessage__Output[] = [];
-  status: grpc.StatusObject | null = null;
-  readonly call: grpc.ClientDuplexStream<RunnerMessage, ControlMessage__Output>;
-  private readonly client: ReturnType<typeof createRunnerClient>;
-
-  constructor(port: number, token: string) {
-    this.client = createRunnerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-    const md = new grpc.Metadata();
-    md.set('authorization', `Bearer ${token}`);
-    this.call = this.client.Connect(md);
-    this.call.on('data', (m: ControlMessage__Output) => this.received.push(m));
-    this.call.on('status', (s: grpc.StatusObject) => (this.status = s));
-    this.call.on('error', () => undefined);
-  }
-
+class RawRunner extends RawRunnerStream {
   send(message: RunnerMessage): void {
     this.call.write(message);
   }
@@ -40,19 +25,6 @@ class RawRunner {
 
   ackOf(id: string): number {
     return Math.max(0, ...this.received.filter((m) => m.body === 'ack' && m.ack?.execution_id === id).map((m) => m.ack?.seq ?? 0));
-  }
-
-  close(): void {
-    this.call.end();
-    this.client.close();
-  }
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in time`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -69,11 +41,8 @@ describe('files handed back by a run', () => {
   const open: RawRunner[] = [];
 
   beforeAll(async () => {
-    h = await Harness.start({ CARAPACE_GRPC_PORT: '0' });
-    root = await h.rootToken();
-    clusterId = (await h.request('POST', '/v1/cluster/', { token: root, body: { name: 'openstack' } })).json.id;
-    grpcServer = await startGrpcServer(h.config, h.container.services, createLogger(h.config.logLevel));
-    token = (await h.request('POST', '/v1/runner/', { token: root, body: { name: 'files' } })).json.token;
+    ({ h, grpcServer, root, clusterId } = await startGrpcHarness('openstack'));
+    token = await runnerToken(h, root, 'files');
     // A deployed cluster: cluster_deploy of one server, completed by the runner.
     const server = await addServer(h);
     const deployed = await execute('cluster_deploy', [server.id]);

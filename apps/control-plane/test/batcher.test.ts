@@ -1,7 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Batcher } from '../src/batcher.js';
 
 describe('Batcher', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('serves a lone call at once, and the calls that come meanwhile together, within the limits', async () => {
     const groups: number[][] = [];
     let release: () => void = () => undefined;
@@ -47,6 +51,8 @@ describe('Batcher', () => {
   });
 
   it('with gatherMs, serves the calls of a window together, and at once on flush', async () => {
+    // On virtual time: the window is exactly 100 ms however busy the machine is.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'] });
     const groups: number[][] = [];
     const batcher = new Batcher<number, number>(
       async (items) => {
@@ -56,8 +62,13 @@ describe('Batcher', () => {
       { maxItems: 10, gatherMs: 100 },
     );
     const first = batcher.add(1);
-    // Calls spread over the window, each from a later turn of the event loop: one group.
-    const later = [2, 3].map((i) => new Promise((r) => setTimeout(r, i * 10)).then(() => batcher.add(i)));
+    // Calls spread over the window, each from a later turn of the event loop: one group,
+    // served when the window ends and not before.
+    const later = [2, 3].map((i) => new Promise((r) => setTimeout(r, i * 30)).then(() => batcher.add(i)));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(groups).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    vi.useRealTimers();
     expect(await Promise.all([first, ...later])).toEqual([2, 4, 6]);
     expect(groups).toEqual([[1, 2, 3]]);
     // flush serves what waits for its window, and resolves once it is served.

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from '@carapace/test-support/harness';
 import { addServer } from '@carapace/test-support/facts';
@@ -156,6 +157,40 @@ describe('playbook configurations and executions', () => {
     expect(ok.status).toBe(200);
     const execution = await h.request('GET', `/v1/execution/${String(ok.headers['x-execution-id'])}/`, { token: root });
     expect(execution.json.data).toMatchObject({ state: 'created', playbook_configuration: { id: ok.json.id } });
+  });
+
+  it('run: true stores the configuration and its execution in one transaction: both or neither', async () => {
+    const s = await addServer(h);
+    const configurations = async () => (await h.request('GET', '/v1/playbook_configuration/?per_page=1', { token: root })).json.total;
+    const executions = async () => (await h.request('GET', '/v1/execution/?per_page=1', { token: root })).json.total;
+    const before = { configurations: await configurations(), executions: await executions() };
+    // The database itself refuses the execution's row, after the configuration's is written.
+    const postgres = h.db.dialect === 'postgres';
+    const refuse = postgres
+      ? [
+          sql.raw(`CREATE FUNCTION refuse_executions() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no executions today'; END $$`),
+          sql.raw('CREATE TRIGGER refuse_executions BEFORE INSERT ON executions FOR EACH ROW EXECUTE FUNCTION refuse_executions()'),
+        ]
+      : [sql.raw("CREATE TRIGGER refuse_executions BEFORE INSERT ON executions BEGIN SELECT RAISE(ABORT, 'no executions today'); END")];
+    for (const statement of refuse) await h.db.run(statement);
+    try {
+      const failed = await h.request('POST', '/v1/playbook_configuration/', {
+        token: root,
+        body: { name: 'atomic', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id], run: true },
+      });
+      expect(failed.status).toBe(500);
+      expect(failed.headers['x-execution-id']).toBeUndefined();
+    } finally {
+      await h.db.run(sql.raw('DROP TRIGGER refuse_executions' + (postgres ? ' ON executions' : '')));
+      if (postgres) await h.db.run(sql.raw('DROP FUNCTION refuse_executions()'));
+    }
+    expect({ configurations: await configurations(), executions: await executions() }, 'what the failed request left').toEqual(before);
+    const ok = await h.request('POST', '/v1/playbook_configuration/', {
+      token: root,
+      body: { name: 'atomic', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [s.id], run: true },
+    });
+    expect(ok.status, ok.body).toBe(200);
+    expect({ configurations: await configurations(), executions: await executions() }).toEqual({ configurations: before.configurations + 1, executions: before.executions + 1 });
   });
 
   it('cancels a running execution through canceling, and tells its runner', async () => {

@@ -1,13 +1,12 @@
 import { pbkdf2 } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.js';
-import { DEFAULT_HASH_LIMITS, passwordHashing, PasswordHashing } from '../src/services/passwords.js';
+import { PasswordHashing } from '../src/adapters/passwords.js';
 import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
 
 describe('password hashing with bounded concurrency', () => {
   it('runs at most `concurrency` derivations at once, queues up to `queue`, and refuses the rest with 503 and Retry-After', async () => {
-    const hashing = new PasswordHashing();
-    hashing.configure({ concurrency: 1, queue: 2 });
+    const hashing = new PasswordHashing({ concurrency: 1, queue: 2 });
     const stored = await hashing.hash('a password');
     const outcomes = Array.from({ length: 5 }, () => hashing.verify('a password', stored).then(String, (e: unknown) => e));
     expect(hashing.load()).toEqual({ active: 1, waiting: 2 });
@@ -54,10 +53,8 @@ describe('a flood of logins', () => {
   beforeAll(async () => {
     h = await Harness.start({ CARAPACE_PASSWORD_HASH_CONCURRENCY: '1', CARAPACE_PASSWORD_HASH_QUEUE: '2' });
   });
-  afterAll(async () => {
-    await h.stop();
-    passwordHashing.configure(DEFAULT_HASH_LIMITS);
-  });
+  // The bounds are the container's own (an injected PasswordHasher): nothing to put back after.
+  afterAll(() => h.stop());
 
   it('answers the logins past a full queue 503 with Retry-After and the error body, at once, and serves the others', async () => {
     const logins = Array.from({ length: 8 }, () => h.request('POST', '/v1/auth/', { body: { username: 'root', password: ROOT_PASSWORD } }));

@@ -11,6 +11,8 @@ export {
   type PreflightTarget,
   type RunRecords,
   type RunRequest,
+  type StatusOutcome,
+  type StatusRequest,
 } from './agent/index.js';
 export {
   loadRunnerConfig,
@@ -25,7 +27,15 @@ export {
 } from './config.js';
 export { METRICS_PATH, RunnerMetrics, startMetricsServer, type MetricsServer, type RunnerMetricsOptions } from './metrics/index.js';
 export { Outbox, type OutboxEvent } from './outbox.js';
-export { gatherFacts, type GatherFactsOptions, type GatheredFacts, type SshTarget } from './ssh/index.js';
+export {
+  collectStatus,
+  gatherFacts,
+  type CollectStatusOptions,
+  type CollectedStatus,
+  type GatherFactsOptions,
+  type GatheredFacts,
+  type SshTarget,
+} from './ssh/index.js';
 export { ensureKeyPair, type RunnerKey } from './key-file.js';
 export { enroll, type EnrollIo } from './enroll.js';
 export { main, realPorts } from './main.js';

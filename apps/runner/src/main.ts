@@ -8,7 +8,8 @@ import { enroll } from './enroll.js';
 import { startAnsibleRun } from './executor/index.js';
 import { ensureKeyPair } from './key-file.js';
 import { createRunnerLogger } from './logger.js';
-import { gatherFacts, preflight } from './ssh/index.js';
+import { STATUS_LIMITS } from '@carapace/protocol';
+import { collectStatus, gatherFacts, preflight } from './ssh/index.js';
 import { startRunner, type StartedRunner } from './start-runner.js';
 
 const USAGE = `Usage: carapace-runner [--config FILE] [--exit-with-stdin]
@@ -35,12 +36,22 @@ export function realPorts(config: RunnerConfig): AgentPorts {
           ansiblePlaybookPath: config.ansiblePlaybook,
           knownHostsFile: request.knownHostsFile,
           allowLocalConnection: config.allowLocalConnection,
+          checkMode: request.checkMode === true,
+          limit: request.limit ?? [],
         },
         sink,
         { graceMs: { interrupt: config.cancelGraceMs, terminate: config.cancelGraceMs } },
       ),
     preflight: (targets) => preflight(targets, { privateKey, timeoutMs: config.sshTimeoutMs }),
     gatherFacts: (target) => gatherFacts(target, { privateKey, timeoutMs: config.sshTimeoutMs }),
+    collectStatus: async (request) =>
+      collectStatus(request.monitors, {
+        privateKey,
+        timeoutMs: config.sshTimeoutMs,
+        cephCluster: request.cephCluster,
+        connectTimeoutS: request.connectTimeoutS,
+        maxOutputBytes: STATUS_LIMITS.maxOutputBytes,
+      }),
     records: fileRunRecords(join(config.workDir, 'executions')),
   };
 }

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareWorkDir, removeWorkDir } from '../src/executor/work-dir.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { BECOME_TIMEOUT_S, CONNECT_TIMEOUT_S, prepareWorkDir, removeWorkDir } from '../src/executor/work-dir.js';
 
 const input = (workRoot: string) => ({
   workRoot,
@@ -39,5 +40,23 @@ describe('the work dir of an execution', () => {
     await removeWorkDir(wd);
     expect(existsSync(wd.dir)).toBe(false);
     expect(existsSync(wd.controlDir)).toBe(false);
+  });
+
+  it('gives a reached host 30 s for sudo, and an unreachable one 10 s to connect (as Ansible reads the file)', async () => {
+    const wd = await prepareWorkDir(input(join(root, 'timeouts')));
+    const env = { ...process.env, ANSIBLE_CONFIG: wd.ansibleCfg };
+    const dump = execFileSync('ansible-config', ['dump', '--only-changed', '--format', 'json'], { env, encoding: 'utf8' });
+    const settings = Object.fromEntries((JSON.parse(dump) as { name: string; value: unknown }[]).map((s) => [s.name, s.value]));
+    expect(settings.DEFAULT_TIMEOUT).toBe(BECOME_TIMEOUT_S);
+    // the ssh plugin puts ssh_args before its own -o ConnectTimeout=<timeout>; ssh keeps the first
+    const plugin = execFileSync('ansible-config', ['dump', '--only-changed', '--format', 'json', '-t', 'connection'], { env, encoding: 'utf8' });
+    const sshArgs = JSON.stringify(JSON.parse(plugin)).match(/-o ConnectTimeout=(\d+)/);
+    expect(Number(sshArgs?.[1])).toBe(CONNECT_TIMEOUT_S);
+    // and the command Ansible runs (to a closed port of loopback: refused at once) has it first
+    const ping = spawnSync('ansible', ['all', '-i', '127.0.0.1,', '-m', 'ping', '-vvv', '-e', 'ansible_port=1'], { env, encoding: 'utf8', timeout: 60_000 });
+    const exec = `${ping.stdout}${ping.stderr}`.split('\n').find((l) => l.includes('SSH: EXEC ssh')) ?? '';
+    expect(exec.indexOf(`ConnectTimeout=${CONNECT_TIMEOUT_S}`), exec).toBeGreaterThan(0);
+    expect(exec.indexOf(`ConnectTimeout=${CONNECT_TIMEOUT_S}`)).toBeLessThan(exec.indexOf(`ConnectTimeout=${BECOME_TIMEOUT_S}`));
+    await removeWorkDir(wd);
   });
 });

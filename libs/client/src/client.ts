@@ -51,6 +51,12 @@ export class Client extends ExecutionClient {
   declare readonly get_cinder_integration: Client['getCinderIntegration'];
   /** The contract's name of {@link Client.getCluster}. */
   declare readonly get_cluster: Client['getCluster'];
+  /** The snake_case name of {@link Client.getClusterStatus} (Carapace extension). */
+  declare readonly get_cluster_status: Client['getClusterStatus'];
+  /** The snake_case name of {@link Client.getClusterStatusHistory} (Carapace extension). */
+  declare readonly get_cluster_status_history: Client['getClusterStatusHistory'];
+  /** The snake_case name of {@link Client.getClusterStatuses} (Carapace extension). */
+  declare readonly get_cluster_statuses: Client['getClusterStatuses'];
   /** The contract's name of {@link Client.getClusterVersion}. */
   declare readonly get_cluster_version: Client['getClusterVersion'];
   /** The contract's name of {@link Client.getClusterVersions}. */
@@ -69,6 +75,14 @@ export class Client extends ExecutionClient {
   declare readonly get_execution_versions: Client['getExecutionVersions'];
   /** The contract's name of {@link Client.getExecutions}. */
   declare readonly get_executions: Client['getExecutions'];
+  /** The snake_case name of {@link Client.createPreview} (Carapace extension). */
+  declare readonly create_preview: Client['createPreview'];
+  /** The snake_case name of {@link Client.getPreviews} (Carapace extension). */
+  declare readonly get_previews: Client['getPreviews'];
+  /** The snake_case name of {@link Client.getExecutionPreview} (Carapace extension). */
+  declare readonly get_execution_preview: Client['getExecutionPreview'];
+  /** The snake_case name of {@link Client.relaunchExecution} (Carapace extension). */
+  declare readonly relaunch_execution: Client['relaunchExecution'];
   /** The contract's name of {@link Client.getInfo}. */
   declare readonly get_info: Client['getInfo'];
   /** The contract's name of {@link Client.getPermissions}. */
@@ -133,7 +147,9 @@ export class Client extends ExecutionClient {
 
 /**
  * Each snake_case name and the method it names: the contract's, and those of the Carapace
- * extensions (`create_runner`, `delete_runner`, `get_runners`).
+ * extensions (`create_runner`, `delete_runner`, `get_runners`, `create_preview`, `get_previews`,
+ * `get_execution_preview`, `relaunch_execution`, `get_cluster_status`,
+ * `get_cluster_status_history`, `get_cluster_statuses`).
  */
 export const SNAKE_CASE_ALIASES = {
   create_cluster: 'createCluster',
@@ -152,6 +168,9 @@ export const SNAKE_CASE_ALIASES = {
   delete_user: 'deleteUser',
   get_cinder_integration: 'getCinderIntegration',
   get_cluster: 'getCluster',
+  get_cluster_status: 'getClusterStatus',
+  get_cluster_status_history: 'getClusterStatusHistory',
+  get_cluster_statuses: 'getClusterStatuses',
   get_cluster_version: 'getClusterVersion',
   get_cluster_versions: 'getClusterVersions',
   get_clusters: 'getClusters',
@@ -161,6 +180,10 @@ export const SNAKE_CASE_ALIASES = {
   get_execution_version: 'getExecutionVersion',
   get_execution_versions: 'getExecutionVersions',
   get_executions: 'getExecutions',
+  create_preview: 'createPreview',
+  get_previews: 'getPreviews',
+  get_execution_preview: 'getExecutionPreview',
+  relaunch_execution: 'relaunchExecution',
   get_info: 'getInfo',
   get_permissions: 'getPermissions',
   get_playbook_configuration: 'getPlaybookConfiguration',

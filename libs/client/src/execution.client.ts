@@ -1,9 +1,9 @@
-import type { Execution, ExecutionStep } from '@carapace/models';
+import type { Execution, ExecutionPreview, ExecutionStep } from '@carapace/models';
 import { segment } from './core.client.js';
 import { ServiceApiError, ServiceError } from './errors.js';
 import { InfrastructureClient } from './infrastructure.client.js';
 import type { RequestOptions } from './transport.js';
-import type { IterParams, ListParams, Page } from './types.js';
+import { listQuery, type IterParams, type ListParams, type Page } from './types.js';
 
 /** The states in which an execution is over. */
 export const FINAL_EXECUTION_STATES: readonly string[] = ['completed', 'failed', 'canceled'];
@@ -98,6 +98,44 @@ export class ExecutionClient extends InfrastructureClient {
       body: { playbook_configuration_id: playbookConfigurationId, playbook_configuration_version: playbookConfigurationVersion },
       options,
     });
+  }
+
+  /**
+   * Carapace extension: previews a playbook configuration at one of its versions
+   * (`POST /v1/execution/` with `preview: true`; the permissions of `createExecution`): the
+   * playbook runs in Ansible's check mode with diffs and changes nothing. Its result is
+   * {@link ExecutionClient.getExecutionPreview}.
+   */
+  createPreview(playbookConfigurationId: string, playbookConfigurationVersion: number, options?: RequestOptions): Promise<Execution> {
+    return this.call('POST', '/v1/execution/', {
+      body: { playbook_configuration_id: playbookConfigurationId, playbook_configuration_version: playbookConfigurationVersion, preview: true },
+      options,
+    });
+  }
+
+  /** Carapace extension: a page of the previews, newest first (`GET /v1/execution/?preview=true`). */
+  getPreviews(params?: ListParams, options?: RequestOptions): Promise<Page<Execution>> {
+    return this.call('GET', '/v1/execution/', { query: { ...listQuery(params), preview: 'true' }, options });
+  }
+
+  /**
+   * Carapace extension: what a preview found, per host and task: would change (with the
+   * diff), unchanged, would fail, unknown (`GET /v1/execution/{id}/preview/`;
+   * `view_execution_steps`). 404 for an execution that is not a preview.
+   */
+  getExecutionPreview(executionId: string, options?: RequestOptions): Promise<ExecutionPreview> {
+    return this.call('GET', `/v1/execution/${segment(executionId)}/preview/`, { options });
+  }
+
+  /**
+   * Carapace extension: relaunches a finished execution as a new one of the same
+   * configuration version (`POST /v1/execution/{id}/relaunch/`; the permissions of
+   * `createExecution`). `hosts: 'failed'` runs only on the hosts that failed or were
+   * unreachable (the execution must be failed or canceled), unless the playbook does not
+   * allow a subset: then `data.relaunch.whole` is true and `data.relaunch.note` says why.
+   */
+  relaunchExecution(executionId: string, hosts: 'failed' | 'all' = 'all', options?: RequestOptions): Promise<Execution> {
+    return this.call('POST', `/v1/execution/${segment(executionId)}/relaunch/`, { body: { hosts }, options });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Cluster, PlaybookConfigurationModel, RunnerToken, Server } from '@carapace/models';
+import type { Cluster, ClusterStatus, ClusterStatusHistory, ClusterStatusList, PlaybookConfigurationModel, RunnerToken, Server } from '@carapace/models';
 import { AccountsClient } from './accounts.client.js';
 import { segment } from './core.client.js';
 import type { RequestOptions } from './transport.js';
@@ -53,6 +53,38 @@ export class InfrastructureClient extends AccountsClient {
    */
   getCinderIntegration(clusterId: string, root = '/etc/ceph', options?: RequestOptions): Promise<CinderIntegration> {
     return this.call('GET', `/v1/cinder_integration/${segment(clusterId)}/`, { query: { root }, options });
+  }
+
+  /**
+   * The status of a cluster as Ceph reports it (`GET /v1/cluster/{id}/status/`;
+   * `view_cluster`; a Carapace extension, not in the original API): `state` (`collected`,
+   * `unreachable`, `pending` or `not_deployed`), when it was collected and attempted, why and
+   * since when the monitors do not answer, and `ceph`: health with its checks (each with the
+   * playbook that addresses it, or null), monitors, managers, OSDs by host, PG states,
+   * capacity with the pools, client IO. 404 for an unknown cluster.
+   */
+  getClusterStatus(clusterId: string, options?: RequestOptions): Promise<ClusterStatus> {
+    return this.call('GET', `/v1/cluster/${segment(clusterId)}/status/`, { options });
+  }
+
+  /**
+   * The time series of a cluster's status, oldest first (`GET /v1/cluster/{id}/status/history/?hours=`;
+   * `view_cluster`; a Carapace extension): at most a point a minute, kept 24 hours, each with
+   * the health (or `UNREACHABLE`), raw capacity and OSD counts.
+   *
+   * @param hours - How far back from now, 1 to 24; the server's default (24) when omitted.
+   */
+  getClusterStatusHistory(clusterId: string, hours?: number, options?: RequestOptions): Promise<ClusterStatusHistory> {
+    return this.call('GET', `/v1/cluster/${segment(clusterId)}/status/history/`, { ...(hours === undefined ? {} : { query: { hours } }), options });
+  }
+
+  /**
+   * The status of every cluster the caller may view (`GET /v1/cluster_status/`;
+   * `view_cluster`; a Carapace extension): `{items}`, one {@link ClusterStatus} a cluster,
+   * not paged.
+   */
+  getClusterStatuses(options?: RequestOptions): Promise<ClusterStatusList> {
+    return this.call('GET', '/v1/cluster_status/', { options });
   }
 
   /** A page of the latest active servers (`GET /v1/server/`; `view_server`). */

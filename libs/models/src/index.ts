@@ -11,3 +11,4 @@ export * from './server-create.schema.js';
 export * from './host.js';
 export * from './runner.schema.js';
 export * from './json-bounds.js';
+export * from './cluster-status.schema.js';

@@ -55,6 +55,8 @@ const descriptor = requireDescriptor('add_osd');
  */
 export const addOsdPlugin: ChangingPlaybookPlugin = {
   descriptor,
+  relaunchSubset: true,
+  relaunchWith: ['mons'],
 
   selectServers(cluster, requested, clusterServers) {
     assertServerListGiven(descriptor.id, requested);

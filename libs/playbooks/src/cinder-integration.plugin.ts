@@ -51,6 +51,8 @@ export function clientFiles(artifacts: readonly RunArtifact[]): RunArtifact[] | 
  */
 export const cinderIntegrationPlugin: ChangingPlaybookPlugin = {
   descriptor,
+  relaunchSubset: false,
+  relaunchSubsetReason: 'the client files come from one run on the monitors as a whole',
 
   selectServers(cluster, requested, clusterServers) {
     const monitors = selectMonitorHosts(descriptor.id, cluster, requested, clusterServers);

@@ -55,6 +55,8 @@ export function chooseMonitors(servers: readonly PluginServer[], monCount: numbe
  */
 export const clusterDeployPlugin: ChangingPlaybookPlugin = {
   descriptor,
+  relaunchSubset: false,
+  relaunchSubsetReason: 'a deployment configures its monitors, their quorum and the first keys on all its hosts together',
 
   selectServers(cluster, requested, clusterServers) {
     assertServerListGiven(descriptor.id, requested);

@@ -35,6 +35,7 @@ const descriptor = requireDescriptor('hello_world');
  */
 export const helloWorldPlugin: PlaybookPlugin = {
   descriptor,
+  relaunchSubset: true,
 
   selectServers(_cluster, requested, clusterServers) {
     assertNoDuplicateServers(requested);

@@ -42,6 +42,10 @@ function maintenancePlugin(
 ): ChangingPlaybookPlugin {
   return {
     descriptor,
+    // Both stop every host at the first failure: Ceph's ok-to-stop is asked for the hosts
+    // together on the way in, and their daemons come back behind one quorum check on the way out.
+    relaunchSubset: false,
+    relaunchSubsetReason: `its plays stop every host at the first failure (Ceph's gates are asked for the hosts together), so a host without an error of its own may not have finished; a relaunch runs it whole, and the hosts already ${descriptor.id === 'maintenance_enter' ? 'in' : 'out of'} maintenance are skipped`,
     selectServers(cluster, requested, clusterServers) {
       assertServerListGiven(descriptor.id, requested);
       assertNoDuplicateServers(requested);

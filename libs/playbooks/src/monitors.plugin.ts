@@ -110,6 +110,8 @@ function monitorPlugin({ descriptor, check }: MonitorPlaybook): ChangingPlaybook
   const id = descriptor.id;
   return {
     descriptor,
+    relaunchSubset: false,
+    relaunchSubsetReason: 'the monitors must be configured together (the monitor map and ceph.conf of every Ceph host)',
     selectServers(cluster, requested, clusterServers) {
       assertServerListGiven(id, requested);
       assertNoDuplicateServers(requested);

@@ -100,6 +100,22 @@ export class PlaybookInputError extends Error {
 export interface PlaybookPlugin {
   readonly descriptor: Descriptor;
   /**
+   * Whether a relaunch of a failed run may run on its failed and unreachable hosts only
+   * (Ansible `--limit`; `POST /v1/execution/{id}/relaunch/` with `hosts: "failed"`). False
+   * where the playbook cannot safely run on a subset of its hosts: such a relaunch runs the
+   * whole playbook again, and its answer says why (`relaunchSubsetReason`).
+   */
+  readonly relaunchSubset: boolean;
+  /** Why a subset is not allowed; required when `relaunchSubset` is false. */
+  readonly relaunchSubsetReason?: string;
+  /**
+   * Inventory groups a relaunch on a subset runs on too (Ansible `--limit` names them beside
+   * the failed hosts): the hosts the playbook works through, whose plays only read, wait or
+   * are delegated to (the monitors of add_osd: its pre-flight reads their host names, its
+   * last play waits there for the new OSDs). Without them those plays would have no host.
+   */
+  readonly relaunchWith?: readonly string[];
+  /**
    * The servers the playbook runs on, given the servers named in the request (possibly
    * none) and all live servers of the cluster. Throws PlaybookInputError when the request
    * breaks the playbook's server rules.

@@ -175,6 +175,7 @@ export function poolRemoval(hints: ResolvedHints): PoolRemoval {
  */
 export const addPoolPlugin: PlaybookPlugin = {
   descriptor: addDescriptor,
+  relaunchSubset: true,
 
   selectServers(cluster, requested, clusterServers) {
     const servers = selectMonitorHosts(addDescriptor.id, cluster, requested, clusterServers);
@@ -209,6 +210,7 @@ export const addPoolPlugin: PlaybookPlugin = {
  */
 export const removePoolPlugin: PlaybookPlugin = {
   descriptor: removeDescriptor,
+  relaunchSubset: true,
 
   selectServers(cluster, requested, clusterServers) {
     return selectMonitorHosts(removeDescriptor.id, cluster, requested, clusterServers);

@@ -32,6 +32,8 @@ const RESERVED_GROUPS = new Set([PURGE_ALL_GROUP, '_meta', 'all', 'ungrouped']);
  */
 export const purgeClusterPlugin: ChangingPlaybookPlugin = {
   descriptor,
+  relaunchSubset: false,
+  relaunchSubsetReason: 'a purge removes the whole cluster: it runs on all its servers',
 
   selectServers(cluster, requested, clusterServers) {
     return selectWholeCluster(descriptor.id, cluster, requested, clusterServers);

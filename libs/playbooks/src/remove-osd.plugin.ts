@@ -44,6 +44,9 @@ const descriptor = requireDescriptor('remove_osd');
  */
 export const removeOsdPlugin: ChangingPlaybookPlugin = {
   descriptor,
+  relaunchSubset: false,
+  relaunchSubsetReason:
+    "its plays stop every host at the first failure (Ceph's safe-to-destroy gate is asked for all the OSDs together), so a host without an error of its own may not have finished; a relaunch runs it whole, and the OSDs already removed are skipped",
 
   selectServers(cluster, requested, clusterServers) {
     assertServerListGiven(descriptor.id, requested);

@@ -70,6 +70,9 @@ function assertOneOsdHost(cluster: PluginCluster, servers: readonly PluginServer
  */
 export const replaceOsdPlugin: PlaybookPlugin = {
   descriptor,
+  relaunchSubset: false,
+  relaunchSubsetReason:
+    "its plays stop every host at the first failure (Ceph's gates are asked for all the disks together), so a host without an error of its own may not have finished; a relaunch runs it whole, and the disks already replaced are skipped",
 
   selectServers(cluster, requested, clusterServers) {
     assertServerListGiven(descriptor.id, requested);

@@ -45,6 +45,8 @@ function gateTimeoutVars(hints: ResolvedHints): Record<string, number> {
 export function rollingPlugin(descriptor: Descriptor, vars: (hints: ResolvedHints) => Record<string, unknown>): PlaybookPlugin {
   return {
     descriptor,
+    relaunchSubset: false,
+    relaunchSubsetReason: 'a rolling run goes host by host behind Ceph\'s gates: it runs again whole, and what is done already is left as it is',
     selectServers(cluster, requested, clusterServers) {
       usableMonitors(cluster, clusterServers);
       return selectWholeCluster(descriptor.id, cluster, requested, clusterServers);

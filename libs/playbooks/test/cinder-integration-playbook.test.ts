@@ -37,7 +37,8 @@ interface Bed {
   state: string;
   filesDir: string;
   artifacts: string;
-  play(): Promise<{ code: number; out: string; changed: number }>;
+  /** ansible-playbook on the monitor; extra: its options (--check --diff for a preview). */
+  play(extra?: string[]): Promise<{ code: number; out: string; changed: number }>;
 }
 
 /** A work dir like the runner's, the monitor being this machine; `globalVars` as a configuration gives them. */
@@ -78,8 +79,8 @@ async function bed(globalVars: Record<string, unknown> = {}, runnerVars = true):
     state,
     filesDir,
     artifacts,
-    async play() {
-      const r = await playbookRun(['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', playbook], tmp, env);
+    async play(extra: string[] = []) {
+      const r = await playbookRun([...extra, '-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', playbook], tmp, env);
       const out = r.stdout + r.stderr;
       return { code: r.code, out, changed: Number(/10\.0\.0\.11\s+:.*changed=(\d+)/.exec(r.stdout)?.[1] ?? -1) };
     },
@@ -101,6 +102,20 @@ describe('cinder_integration playbook', () => {
 });
 
 describe.skipIf(process.getuid?.() !== 0)('cinder_integration playbook with stand-in ceph and rbd', () => {
+  it('previews (check mode): reads the pools and keys, creates none, writes no file, prints no key', async () => {
+    const b = await bed();
+    const preview = await b.play(['--check', '--diff']);
+    expect(preview.code, preview.out).toBe(0);
+    expect(preview.out).toMatch(/TASK \[openstack_clients : Create the pools\] \*+\nskipping: \[10\.0\.0\.11\] => \(item=volumes\)/);
+    // the reads ran for real, nothing else reached the stand-in
+    const calls = (await readFile(`${b.state}.calls`, 'utf8')).split('\n').filter(Boolean);
+    expect(calls.filter((c) => !/^ceph (osd pool ls detail|auth get client\.|config generate-minimal-conf)/.test(c))).toEqual([]);
+    await expect(stat(b.state)).rejects.toThrow();
+    await expect(stat(b.filesDir)).rejects.toThrow();
+    expect(await readdir(b.artifacts)).toEqual([]);
+    expect(preview.out).not.toMatch(/key = |AQ[A-Za-z0-9+/]{20}/);
+  }, 600_000);
+
   it('creates the pools and keys, hands back ceph.conf and the keyrings, prints no key; then changes nothing, and restores changed capabilities', async () => {
     const b = await bed();
     const first = await b.play();
@@ -140,6 +155,10 @@ describe.skipIf(process.getuid?.() !== 0)('cinder_integration playbook with stan
     const second = await b.play();
     expect(second.code, second.out).toBe(0);
     expect(second.changed, second.out).toBe(0);
+    // and a preview of the integration that is there: every task unchanged
+    const preview = await b.play(['--check', '--diff']);
+    expect(preview.code, preview.out).toBe(0);
+    expect(preview.changed, preview.out).toBe(0);
     expect(await readFile(`${b.state}.calls`, 'utf8')).not.toMatch(/create|caps|init/);
     for (const [i, c] of CLIENTS.entries()) {
       expect(await readFile(join(b.artifacts, `ceph.client.${c}.keyring`), 'utf8')).toBe(`[client.${c}]\n\tkey = ${keys[i]}\n`);

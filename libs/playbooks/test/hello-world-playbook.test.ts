@@ -1,5 +1,6 @@
 // The hello_world Ansible content (libs/playbooks/ansible/hello_world/): what can be
 // checked without systemd. The end-to-end run on real hosts belongs to the lab (test/lab/).
+import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -172,6 +173,17 @@ describe.skipIf(process.getuid?.() !== 0)('hello_world playbook with a stand-in 
     });
     const args = ['-i', 'localhost,', '-c', 'local', '-e', extraVars, playbook];
 
+    // a preview first (issue 31): the files it would install, with their diffs; nothing
+    // installed, enabled or started; the start and the answer skipped (the unit is not there)
+    const preview = await run('ansible-playbook', ['--check', '--diff', ...args], tmp, env);
+    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    expect(recap(preview.stdout)).toEqual({ changed: 3, unreachable: 0, failed: 0 });
+    expect(preview.stdout).toContain(`+ExecStart=/usr/bin/python3 ${lib}/hello_world.py --port ${port}`);
+    expect(preview.stdout).toMatch(/TASK \[hello_world : Check the answer\] \*+\nskipping: \[localhost\]/);
+    expect(existsSync(lib)).toBe(false);
+    expect(existsSync(join(units, 'carapace-hello-world.service'))).toBe(false);
+    expect(existsSync(join(state, 'calls.log')) ? await readFile(join(state, 'calls.log'), 'utf8') : '').not.toMatch(/^(start|restart|enable|stop) /m);
+
     const first = await run('ansible-playbook', args, tmp, env);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     // directory, script, unit, enable+start, handler restart
@@ -196,7 +208,13 @@ describe.skipIf(process.getuid?.() !== 0)('hello_world playbook with a stand-in 
     expect(recap(second.stdout)).toEqual({ changed: 0, unreachable: 0, failed: 0 });
     const secondCalls = await readFile(join(state, 'calls.log'), 'utf8');
     expect(secondCalls).not.toMatch(/^(start|restart|enable|stop) /m);
-  }, 120_000);
+
+    // a preview of the installed service: every task unchanged, the answer asked for real
+    const again = await run('ansible-playbook', ['--check', '--diff', ...args], tmp, env);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(recap(again.stdout)).toEqual({ changed: 0, unreachable: 0, failed: 0 });
+    expect(again.stdout).toMatch(/TASK \[hello_world : Verify the body and content type\] \*+\nok: \[localhost\]/);
+  }, 180_000);
 });
 
 describe('hello_world server script', () => {

@@ -15,6 +15,8 @@ export type { RunResult__Output as RunResult } from './generated/carapace/runner
 export type { RunArtifact__Output as RunArtifact } from './generated/carapace/runner/v1/RunArtifact.js';
 export type { GatherFacts__Output as GatherFacts } from './generated/carapace/runner/v1/GatherFacts.js';
 export type { FactsResult__Output as FactsResult } from './generated/carapace/runner/v1/FactsResult.js';
+export type { CollectStatus__Output as CollectStatus } from './generated/carapace/runner/v1/CollectStatus.js';
+export type { StatusResult__Output as StatusResult } from './generated/carapace/runner/v1/StatusResult.js';
 export type { Welcome__Output as Welcome } from './generated/carapace/runner/v1/Welcome.js';
 
 export { startHeartbeats, type Heartbeats } from './heartbeats.js';
@@ -30,6 +32,16 @@ export const ARTIFACT_LIMITS = {
   maxFiles: 32,
   maxBytes: 64 * 1024,
   name: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+} as const;
+
+/**
+ * Bounds of a status collection (`CollectStatus` / `StatusResult`), which the runner and the
+ * control plane both enforce: the most bytes the four `ceph` outputs may take together (a
+ * cluster of a few thousand OSDs fits), and the most monitor hosts tried.
+ */
+export const STATUS_LIMITS = {
+  maxOutputBytes: 4 * 1024 * 1024,
+  maxMonitors: 16,
 } as const;
 
 /** Absolute path of the runner protocol's .proto file. */

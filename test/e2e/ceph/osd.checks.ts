@@ -7,6 +7,7 @@ import type { LabHost } from '../../lab/lab.js';
 import { eventually } from '../system.js';
 import { expectOsds, waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+import { preview, tasksWith } from './preview.checks.js';
 
 /** Runs a shell command on a host (as root) and returns its stdout; throws on a non-zero exit. */
 async function sh(host: LabHost, command: string, timeoutMs = 90_000): Promise<string> {
@@ -81,7 +82,26 @@ export async function addOsdAndCheck(
   const run = await sys.execute(configuration);
   expectCompleted(run);
   expectNoKeyInLog(run);
+  const osds = await expectAddedOsds(sys, deployed, newServerIds, disksPerHost, before);
+  expect(run.log).toMatch(/health: HEALTH_(OK|WARN)/);
+  await waitHealthy(sys, monId, `healthy with the new OSDs`);
+  if (opts.rerun === false) return { run, osds };
 
+  const again = await sys.execute(configuration);
+  expectUnchanged(again);
+  await expectOsds(sys, monId, before + newServerIds.length * disksPerHost);
+  return { run, again, osds };
+}
+
+/**
+ * What add_osd of `newServerIds` must have left, `before` the number of OSDs before it: each
+ * new host's OSDs are in its CRUSH bucket, up and in, and answer; the hosts have the
+ * cluster's ceph.conf and no admin key; the cluster model lists them in `osds` and they are
+ * in the cluster. Returns each host's OSD ids.
+ */
+export async function expectAddedOsds(sys: CephSystem, deployed: DeployedCluster, newServerIds: string[], disksPerHost: number, before: number): Promise<Map<string, number[]>> {
+  const monId = deployed.monIds[0] as string;
+  const mon = sys.host(monId);
   await expectOsds(sys, monId, before + newServerIds.length * disksPerHost);
   const dump = await osdDump(sys, mon);
   const osds = new Map<string, number[]>();
@@ -105,14 +125,7 @@ export async function addOsdAndCheck(
   const cluster = await sys.cluster(deployed.clusterId);
   const osdMembers = (cluster.data.configuration.osds as Json[]).map((m) => m.server_id as string);
   for (const id of [...deployed.osdIds, ...newServerIds]) expect(osdMembers).toContain(id);
-  expect(run.log).toMatch(/health: HEALTH_(OK|WARN)/);
-  await waitHealthy(sys, monId, `healthy with the new OSDs`);
-  if (opts.rerun === false) return { run, osds };
-
-  const again = await sys.execute(configuration);
-  expectUnchanged(again);
-  await expectOsds(sys, monId, before + newServerIds.length * disksPerHost);
-  return { run, again, osds };
+  return osds;
 }
 
 /**
@@ -193,7 +206,13 @@ async function deletePool(mon: LabHost, pool: string): Promise<void> {
  * saying why, and leaves everything in place: the host's OSDs up, in and running, the
  * objects readable, the server in the cluster model. The pool and rule are removed again.
  */
-export async function removeOsdRefusedWhenDataWouldBeLost(sys: CephSystem, deployed: DeployedCluster, serverId: string, timeoutSeconds = 20): Promise<PlaybookRun> {
+export async function removeOsdRefusedWhenDataWouldBeLost(
+  sys: CephSystem,
+  deployed: DeployedCluster,
+  serverId: string,
+  timeoutSeconds = 20,
+  opts: { previewFirst?: boolean } = {},
+): Promise<PlaybookRun> {
   const monId = deployed.monIds[0] as string;
   const mon = sys.host(monId);
   const host = sys.host(serverId);
@@ -210,8 +229,21 @@ export async function removeOsdRefusedWhenDataWouldBeLost(sys: CephSystem, deplo
   await waitClean(sys, mon, `the PGs of ${pool} active+clean`);
   const sums = await writeObjects(mon, pool, 4);
 
-  const run = await sys.run('remove_osd', deployed.clusterId, [serverId], [{ id: 'safe_to_destroy_timeout', value: timeoutSeconds }]);
+  let run: PlaybookRun;
   try {
+    if (opts.previewFirst) {
+      // A preview first: the gate's refusal is its answer, and nothing moved.
+      const dumpBefore = await osdDump(sys, mon);
+      const p = await preview(sys, await sys.configure('remove_osd', deployed.clusterId, [serverId], [{ id: 'safe_to_destroy_timeout', value: timeoutSeconds }], 'remove_osd preview'));
+      expect(p.execution.data.state, p.log.slice(-3000)).toBe('failed');
+      const refusals = tasksWith(p, 'would_fail').join('\n');
+      expect(refusals, p.log.slice(-3000)).toMatch(/may be destroyed: their data has nowhere else to go: pool carapace-e2e-pinned keeps 1 copy/);
+      expect(await osdsOfHost(mon, name)).toEqual(before);
+      const dumpAfter = await osdDump(sys, mon);
+      for (const osd of before) expect(dumpAfter.get(osd), `osd.${osd} after the preview`).toEqual(dumpBefore.get(osd));
+      await expectObjects(mon, pool, sums);
+    }
+    run = await sys.run('remove_osd', deployed.clusterId, [serverId], [{ id: 'safe_to_destroy_timeout', value: timeoutSeconds }]);
     expect(run.execution.data.state, why(run)).toBe('failed');
     expect(run.log, why(run)).toMatch(/osd\.\d+(, osd\.\d+)*: not safe to destroy after \d+ s \(safe_to_destroy_timeout\): Error E[A-Z]+/);
     expect(run.log).toContain(`not safe to destroy after ${timeoutSeconds} s (safe_to_destroy_timeout)`);

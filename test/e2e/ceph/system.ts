@@ -2,7 +2,7 @@
 // the lab bridge, and lab hosts of the Ceph-ready image with disks that discovered themselves
 // the documented way. Playbooks run only through the public API; what Ceph says is read on
 // the hosts themselves.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CEPH_IMAGE } from '../../lab/ceph.js';
@@ -75,6 +75,8 @@ export interface CephSystemOptions {
    */
   vms?: { count: number; disks: number; memoryMiB?: number };
   log?: (line: string) => void;
+  /** More of the control plane's environment, and a configuration file (YAML, CARAPACE_CONFIG). */
+  controlPlane?: { env?: Record<string, string>; config?: string };
 }
 
 /**
@@ -140,7 +142,12 @@ export class CephSystem {
     try {
       await ensureBridge();
       // No CARAPACE_DISCOVERY_TOKEN: the control plane generates one in its data dir, where the lab reads it.
-      cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env: { CARAPACE_DISCOVERY_TOKEN: '' } });
+      const env: Record<string, string> = { CARAPACE_DISCOVERY_TOKEN: '', ...opts.controlPlane?.env };
+      if (opts.controlPlane?.config !== undefined) {
+        env.CARAPACE_CONFIG = join(dir, 'carapace.yaml');
+        writeFileSync(env.CARAPACE_CONFIG, opts.controlPlane.config, { mode: 0o600 });
+      }
+      cp = await ControlPlane.start({ httpHost: LAB_GATEWAY, runner: 'embedded', env });
       const api = new Api(cp.url);
       await api.login();
       const access = await controlPlaneAccess({ dataDir: cp.dataDir, url: cp.url, env: { CARAPACE_ADMIN_PASSWORD: ADMIN_PASSWORD } });

@@ -48,6 +48,35 @@ export interface ProbeReport {
   longestStallMs: number;
 }
 
+/** When each test of a file began (beforeEach), to say in which one a client operation failed. */
+export class TestPhases {
+  private readonly marks: { name: string; at: number }[] = [];
+
+  mark(name: string): void {
+    this.marks.push({ name, at: Date.now() / 1000 });
+  }
+
+  /** Each failure the client saw: its time, the test it happened in, the error. */
+  failures(report: ProbeReport): string[] {
+    return report.failures.map((f) => `${new Date(f.t * 1000).toISOString()} during "${this.marks.filter((m) => m.at <= f.t).at(-1)?.name ?? 'before the tests'}": ${f.err}`);
+  }
+}
+
+/**
+ * What the cluster log said (a monitor's /var/log/ceph/ceph.log, its debug lines left out)
+ * from 20 s before to 5 s after each of times (epoch seconds): why a client operation waited.
+ */
+export async function clusterLogAround(mon: LabHost, times: number[]): Promise<string[]> {
+  if (times.length === 0) return [];
+  const { stdout } = await mon.exec("grep -v '\\[DBG\\]' /var/log/ceph/ceph.log || true", { timeoutMs: 60_000 });
+  return stdout.split('\n').filter((line) => {
+    // the indented lines of a health detail (each PG, each OSD) say nothing the headline does not
+    if (/ : cluster \[[A-Z]{3}\] {2,}/.test(line)) return false;
+    const at = Date.parse(line.slice(0, line.indexOf(' '))) / 1000;
+    return Number.isFinite(at) && times.some((t) => at >= t - 20 && at <= t + 5);
+  });
+}
+
 /** The client of the flow: a host with the cluster's ceph.conf and admin keyring, not a member. */
 export class IoProbe {
   constructor(

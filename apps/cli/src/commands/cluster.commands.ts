@@ -2,6 +2,7 @@ import type { Cluster } from '@carapace/models';
 import type { Command } from 'commander';
 import type { Cli } from '../context.js';
 import { updatedModel, withModelOptions } from '../model-edit.js';
+import { clusterStatusCommand } from './cluster-status.commands.js';
 import { addDeleteCommand, addReadCommands } from './read.commands.js';
 
 /** `carapace cluster ...` */
@@ -32,6 +33,8 @@ export function clusterCommands(program: Command, cli: Cli): void {
   );
 
   addDeleteCommand(group, cli, 'cluster', (c, id) => c.deleteCluster(id));
+
+  clusterStatusCommand(group, cli);
 
   group
     .command('cinder-integration')

@@ -19,6 +19,11 @@ export type Dialect = 'sqlite' | 'postgres';
  */
 export interface Database {
   readonly dialect: Dialect;
+  /**
+   * Whether several control plane replicas may share this database (PostgreSQL): what they
+   * must agree on (login and reset throttles) is then counted in it, not in memory.
+   */
+  readonly sharedByReplicas: boolean;
   /** Every row the statement returns. */
   all<T>(query: SQL): Promise<T[]>;
   /** The first row, or undefined. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
-import type { ExecutionStepData } from '@carapace/models';
+import type { ExecutionStepData, StepPreview } from '@carapace/models';
 import { QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Database } from './database.js';
 import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
@@ -24,7 +24,7 @@ const STEP_FIELDS: ModelFields = {
   // The runner's order: a step's sequence number within its execution.
   tiebreak: 'seq',
 };
-const STEP_COLUMNS = sql.raw('id, execution_id, time_updated, role, name, result, error, server_id, time_started, time_finished');
+const STEP_COLUMNS = sql.raw('id, execution_id, time_updated, role, name, result, error, server_id, time_started, time_finished, preview');
 
 /** Which event of an execution: the runner's sequence number of it. */
 export interface EventKey {
@@ -48,6 +48,8 @@ export interface StepInput {
   readonly serverId: string | null;
   readonly timeStarted: number;
   readonly timeFinished: number;
+  /** A preview's verdict on the task; null (or absent) in a real run. */
+  readonly preview?: StepPreview | null;
 }
 
 interface StepRow {
@@ -61,6 +63,7 @@ interface StepRow {
   server_id: string | null;
   time_started: number;
   time_finished: number;
+  preview: string | null;
 }
 
 /** The most steps, and about the most bytes, one `cursorSteps` batch reads. */
@@ -84,6 +87,7 @@ function stepModel(r: StepRow): Stored<ExecutionStepData> {
       server_id: r.server_id,
       time_started: r.time_started,
       time_finished: r.time_finished,
+      ...(r.preview ? { preview: JSON.parse(r.preview) as StepPreview } : {}),
     },
   };
 }
@@ -103,9 +107,12 @@ export class ExecutionEventsRepository {
    */
   async addSteps(steps: readonly (StepInput & EventKey)[], nowS: number): Promise<EventKey[]> {
     if (steps.length === 0) return [];
-    const columns = sql.raw('execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished');
-    const rows = steps.map((s) => [s.executionId, s.seq, randomUUID(), nowS, s.role, s.name, s.result, JSON.stringify(s.error), s.serverId, s.timeStarted, s.timeFinished] as const);
-    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text', 'int8', 'text', 'text', 'text', 'text', 'text', 'int8', 'int8']);
+    const columns = sql.raw('execution_id, seq, id, time_updated, role, name, result, error, server_id, time_started, time_finished, preview');
+    const rows = steps.map(
+      (s) =>
+        [s.executionId, s.seq, randomUUID(), nowS, s.role, s.name, s.result, JSON.stringify(s.error), s.serverId, s.timeStarted, s.timeFinished, s.preview ? JSON.stringify(s.preview) : null] as const,
+    );
+    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text', 'int8', 'text', 'text', 'text', 'text', 'text', 'int8', 'int8', 'text']);
     return this.db.all<EventKey>(sql`
       INSERT INTO execution_steps (${columns}) ${source}
       ON CONFLICT (execution_id, seq) DO NOTHING RETURNING execution_id AS "executionId", seq`);
@@ -185,6 +192,36 @@ export class ExecutionEventsRepository {
       timeStarted: row.time_started,
       timeFinished: row.time_finished,
     };
+  }
+
+  /**
+   * The servers of an execution that failed on their own: a step `error` or `unreachable`
+   * whose error the task did not ignore (`ignored` in the error object, set from the
+   * runner's `StepEvent.ignored`). Steps of no known server are left out.
+   */
+  async failedServers(executionId: string): Promise<string[]> {
+    const rows = await this.db.all<{ server_id: string | null; error: string }>(
+      sql`SELECT server_id, error FROM execution_steps WHERE execution_id = ${executionId} AND result IN ('error', 'unreachable') ORDER BY seq`,
+    );
+    const failed = new Set<string>();
+    for (const row of rows) {
+      if (!row.server_id) continue;
+      const error = JSON.parse(row.error) as Record<string, unknown>;
+      if (error.ignored === true) continue;
+      failed.add(row.server_id);
+    }
+    return [...failed];
+  }
+
+  /**
+   * The preview verdicts of an execution's steps in the runner's order, at most `limit`:
+   * server, role, task name and verdict (steps without one are left out).
+   */
+  async previewSteps(executionId: string, limit: number): Promise<{ serverId: string | null; role: string; name: string; preview: StepPreview }[]> {
+    const rows = await this.db.all<{ server_id: string | null; role: string; name: string; preview: string }>(
+      sql`SELECT server_id, role, name, preview FROM execution_steps WHERE execution_id = ${executionId} AND preview IS NOT NULL ORDER BY seq LIMIT ${limit}`,
+    );
+    return rows.map((r) => ({ serverId: r.server_id, role: r.role, name: r.name, preview: JSON.parse(r.preview) as StepPreview }));
   }
 
   /**

@@ -120,6 +120,7 @@ function errorCode(error: unknown): string | undefined {
  */
 export class PostgresDatabase implements Database {
   readonly dialect = 'postgres';
+  readonly sharedByReplicas = true;
   private readonly dialectImpl = new PgDialect();
   private readonly tx = new Transactions<pg.PoolClient>();
   /** The budget of the statements run now, and the pool whose connections enforce it when they run outside a transaction. */

@@ -54,6 +54,8 @@ function param(value: unknown): Param {
  */
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite';
+  /** The embedded file of one control plane: replicas share PostgreSQL, never it. */
+  readonly sharedByReplicas = false;
   private readonly dialectImpl = new SQLiteSyncDialect();
   private readonly statements = new Map<string, Statement>();
   private readonly tx = new Transactions<null>();

@@ -99,6 +99,16 @@ export class VersionedLists<D> {
   }
 
   /**
+   * A condition for `list`'s `extra`: the data field `name` holds JSON `true` (`wanted`), or
+   * does not (absent, null or anything else: `!wanted`).
+   */
+  fieldIsTrue(name: string, wanted: boolean): SQL {
+    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
+    const literal = sql.raw(this.db.dialect === 'postgres' ? `'true'::jsonb` : '1');
+    return wanted ? sql`${field.expr} = ${literal}` : sql`(${field.expr} IS NULL OR ${field.expr} <> ${literal})`;
+  }
+
+  /**
    * The key, id and version of the latest, live models meeting `condition`, in the order they
    * were stored (`pk`), from the first stored after `afterPk`, at most `limit`: for a caller
    * that walks a queue page by page and keeps the models it has read, reading again only

@@ -208,6 +208,11 @@ export class VersionedRepository<D> {
   }
 
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
+  /** A condition for `list`'s `extra`: the data field `name` is JSON `true`, or not (`VersionedLists.fieldIsTrue`). */
+  fieldIsTrue(name: string, wanted: boolean): SQL {
+    return this.lists.fieldIsTrue(name, wanted);
+  }
+
   list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
     return this.lists.list(request, extra);
   }

@@ -31,6 +31,7 @@ export async function startGrpcServer(config: Config, services: AppServices, log
     heartbeatIntervalMs: config.grpc.heartbeatIntervalMs,
     leaseTimeoutMs: config.grpc.leaseTimeoutMs,
     metrics: services.operations.metrics,
+    status: services.status,
   });
   const server = new grpc.Server(SERVER_KEEPALIVE_OPTIONS);
   server.addService(runnerServiceDefinition(), gateway.handlers());

@@ -1,9 +1,11 @@
-import { MAX_DATA_DEPTH, nestsDeeper, ServerFactsSchema } from '@carapace/models';
+import { MAX_DATA_DEPTH, nestsDeeper, PREVIEW_DIFF_MAX_CHARS, PREVIEW_STATUSES, ServerFactsSchema, type StepPreview } from '@carapace/models';
 import {
   ARTIFACT_LIMITS,
   PROTOCOL_VERSION,
   type ControlMessage,
   type FactsResult,
+  type StatusResult,
+  STATUS_LIMITS,
   type Hello,
   type LogChunk,
   type RunArtifact,
@@ -11,8 +13,9 @@ import {
   type StepEvent,
 } from '@carapace/protocol';
 import { Value } from 'typebox/value';
-import type { Assignment, Outcome, StepReport } from '../services/execution.types.js';
+import type { Assignment, Outcome, StepReport } from '../executions/execution.types.js';
 import type { FactsAnswer, FactsRequest } from '../services/facts.scheduler.js';
+import type { StatusAnswer, StatusRequest } from '../services/status.scheduler.js';
 import type { RunnerHello } from '../services/runner.service.js';
 
 // The protocol's messages turned into the services' values and back: every check of what a
@@ -92,6 +95,9 @@ export function decodeStep(step: StepEvent): EventHeader & { readonly report: St
   }
   if (!isObject(error)) throw new ProtocolError('error_json must hold a JSON object');
   if (nestsDeeper(error, MAX_DATA_DEPTH)) throw new ProtocolError(`error_json may nest at most ${MAX_DATA_DEPTH} levels`);
+  const preview = step.preview_json ? decodePreview(step.preview_json) : null;
+  // An ignored error is marked in the error object: a relaunch of failed hosts leaves its host out.
+  if (step.ignored && (step.result === 'error' || step.result === 'unreachable')) error = { ...error, ignored: true };
   return {
     ...event,
     report: {
@@ -102,8 +108,31 @@ export function decodeStep(step: StepEvent): EventHeader & { readonly report: St
       error: withoutNulDeep(error) as Record<string, unknown>,
       timeStarted: Math.floor(step.time_started),
       timeFinished: Math.floor(step.time_finished),
+      preview,
     },
   };
+}
+
+/** A step's preview verdict (`StepEvent.preview_json`): a status, a diff cut at its bound, a reason. */
+function decodePreview(json: string): StepPreview {
+  if (json.length > 4 * PREVIEW_DIFF_MAX_CHARS) throw new ProtocolError(`preview_json may hold at most ${4 * PREVIEW_DIFF_MAX_CHARS} characters`);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new ProtocolError('preview_json is not JSON');
+  }
+  if (!isObject(value)) throw new ProtocolError('preview_json must hold a JSON object');
+  const status = PREVIEW_STATUSES.find((s) => s === value.status);
+  if (!status) throw new ProtocolError(`preview status ${JSON.stringify(value.status)} is not one of ${PREVIEW_STATUSES.join(', ')}`);
+  const out: { status: StepPreview['status']; diff?: string; why?: string } = { status };
+  if (typeof value.diff === 'string' && value.diff) out.diff = withoutNul(cut(value.diff, PREVIEW_DIFF_MAX_CHARS));
+  if (typeof value.why === 'string' && value.why) out.why = withoutNul(value.why.slice(0, 4096));
+  return out;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n...[${text.length - max} characters cut]`;
 }
 
 export function decodeLogChunk(chunk: LogChunk): EventHeader & { readonly offset: number; readonly text: string } {
@@ -153,6 +182,8 @@ export function assignmentMessage(assignment: Assignment): ControlMessage {
       configuration_json: JSON.stringify(assignment.configuration),
       server_ids: { ...assignment.serverIds },
       host_keys: { ...assignment.hostKeys },
+      check_mode: assignment.checkMode,
+      limit_hosts: [...assignment.limitHosts],
     },
   };
 }
@@ -165,6 +196,43 @@ export function gatherFactsMessage(request: FactsRequest): ControlMessage {
       address: request.address,
       username: request.username,
       expected_host_key: request.expectedHostKey ?? '',
+    },
+  };
+}
+
+/**
+ * A runner's status answer: its error, or the six outputs (JSON text, parsed by the status
+ * scheduler), within `STATUS_LIMITS.maxOutputBytes` together (otherwise that is the error).
+ */
+export function decodeStatusResult(runner: string, result: StatusResult): StatusAnswer {
+  const common = { requestId: result.request_id, clusterId: result.cluster_id, monitor: withoutNul(result.monitor.slice(0, 256)), durationMs: result.duration_ms };
+  const error = withoutNul(result.error.slice(0, 2000));
+  if (error) return { ...common, ok: false, error };
+  const texts = [result.status_json, result.df_json, result.osd_tree_json, result.osd_dump_json, result.mon_dump_json, result.mgr_json];
+  const size = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+  if (size > STATUS_LIMITS.maxOutputBytes) return { ...common, ok: false, error: `runner ${runner} sent ${size} bytes of status, more than ${STATUS_LIMITS.maxOutputBytes}` };
+  return {
+    ...common,
+    ok: true,
+    outputs: {
+      status: result.status_json,
+      df: result.df_json,
+      osdTree: result.osd_tree_json,
+      osdDump: result.osd_dump_json,
+      monDump: result.mon_dump_json,
+      mgrDump: result.mgr_json,
+    },
+  };
+}
+
+export function collectStatusMessage(request: StatusRequest): ControlMessage {
+  return {
+    collect_status: {
+      request_id: request.requestId,
+      cluster_id: request.clusterId,
+      monitors: request.monitors.map((m) => ({ address: m.address, username: m.username, expected_host_key: m.expectedHostKey ?? '' })),
+      ceph_cluster: request.cephCluster,
+      connect_timeout_s: request.connectTimeoutS,
     },
   };
 }

@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
 import { ARTIFACT_LIMITS, grpc, type ControlMessage, type Hello, type RunArtifact, type RunnerMessage__Output, type RunResult } from '@carapace/protocol';
 import type { Dispatch } from '../services/dispatch.js';
-import type { ExecutionEngine } from '../services/execution-engine.js';
-import type { LogChunkInput, StepReport } from '../services/execution.types.js';
-import { assertNever } from '../services/execution-state.js';
+import type { ExecutionEngine } from '../executions/execution-engine.js';
+import type { LogChunkInput, StepReport } from '../executions/execution.types.js';
+import { assertNever } from '../executions/execution-state.js';
 import type { FactsScheduler } from '../services/facts.scheduler.js';
+import type { StatusScheduler } from '../services/status.scheduler.js';
 import type { RunnerService, RunnerSession } from '../services/runner.service.js';
 import {
   assignmentMessage,
   decodeArtifact,
   decodeFactsResult,
+  decodeStatusResult,
+  collectStatusMessage,
   decodeHello,
   decodeLogChunk,
   decodeResult,
@@ -29,7 +32,12 @@ export interface GatewayOptions {
   readonly leaseTimeoutMs: number;
   /** Counts log bytes, facts answers and dispatched executions, when given. */
   readonly metrics?: Pick<Metrics, 'logBytes' | 'factsResults' | 'dispatched'>;
+  /** Records the status answers, when given (`status` messages are dropped otherwise). */
+  readonly status?: StatusScheduler;
 }
+
+/** The capability (`Hello.capabilities`) of a runner that honours `Assignment.check_mode` and `limit_hosts`. */
+export const PREVIEW_CAPABILITY = 'preview';
 
 /** One runner's open stream. */
 interface Stream {
@@ -38,6 +46,8 @@ interface Stream {
   readonly session: RunnerSession;
   readonly pendingAcks: Map<string, number>;
   ackScheduled: boolean;
+  /** What the runner said it can do beyond the first release of protocol version 1 (`Hello.capabilities`). */
+  readonly capabilities: ReadonlySet<string>;
 }
 
 /**
@@ -223,7 +233,7 @@ export class RunnerGateway {
     const { session, replaced } = await this.runners.open(hello);
     const old = this.streams.get(name);
     const writer = new StreamWriter<ControlMessage>(call, (err) => this.log.warn({ err, runner: name }, 'write to runner failed'));
-    this.streams.set(name, { call, writer, session, pendingAcks: new Map(), ackScheduled: false });
+    this.streams.set(name, { call, writer, session, pendingAcks: new Map(), ackScheduled: false, capabilities: new Set(message.capabilities) });
     if (old && old.call !== call) old.call.end();
 
     const { abandoned, cancel } = await this.engine.reconcile(name, running);
@@ -270,6 +280,13 @@ export class RunnerGateway {
           const answer = decodeFactsResult(name, message.facts);
           this.options.metrics?.factsResults.inc({ result: answer.ok ? 'ok' : 'failed' });
           await this.facts.complete(name, answer);
+        }
+        return;
+      case 'status':
+        if (message.status && this.options.status) {
+          const answer = decodeStatusResult(name, message.status);
+          // Parsed and stored off the stream's queue: the events behind it do not wait.
+          this.options.status.complete(name, answer).catch((err: unknown) => this.log.error({ err, runner: name, clusterId: answer.clusterId }, 'a status answer could not be recorded'));
         }
         return;
       case 'hello':
@@ -375,6 +392,13 @@ export class RunnerGateway {
     for (const item of await this.work.take(sessions)) {
       switch (item.kind) {
         case 'assignment': {
+          // A runner that does not know previews would ignore check_mode (and run for real) and limit_hosts.
+          if ((item.assignment.checkMode || item.assignment.limitHosts.length > 0) && !this.streams.get(item.runner)?.capabilities.has(PREVIEW_CAPABILITY)) {
+            const reason = `runner ${item.runner} cannot run previews nor relaunches of failed hosts (it is older than this control plane): upgrade it`;
+            this.log.warn({ runner: item.runner, executionId: item.assignment.execution.id }, 'preview refused by an older runner');
+            await this.engine.finish(item.assignment.execution.id, 'failed', reason);
+            break;
+          }
           const sent = this.write(item.runner, assignmentMessage(item.assignment));
           this.options.metrics?.dispatched.inc();
           this.log.info({ runner: item.runner, executionId: item.assignment.execution.id, sent }, 'execution assigned');
@@ -383,9 +407,16 @@ export class RunnerGateway {
         case 'facts':
           this.write(item.runner, gatherFactsMessage(item.request));
           break;
+        case 'status':
+          this.write(item.runner, collectStatusMessage(item.request));
+          break;
         default:
           assertNever(item);
       }
+    }
+    // After the executions are sent: collections never delay one.
+    for (const item of await this.work.takeStatus(sessions)) {
+      if (item.kind === 'status') this.write(item.runner, collectStatusMessage(item.request));
     }
   }
 }

@@ -6,7 +6,7 @@ import { AccessLog, sameLogger } from './access-log.js';
 import { registerAuthHook } from './auth.hook.js';
 import type { AppServices } from '../app-services.js';
 import { clientErrorHandler, errorHandler, methodNotAllowedHandler, notFoundHandler } from './errors.js';
-import { isApiPath, registerUi, uiSite } from './ui.js';
+import { docsSite, isApiPath, isDocsPath, registerDocs, registerUi, uiSite } from './ui.js';
 import { validatorCompiler } from './validator.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -16,6 +16,7 @@ import { passwordResetRoutes } from './routes/password-reset.routes.js';
 import { infrastructureRoutes } from './routes/infrastructure.routes.js';
 import { executionRoutes } from './routes/execution.routes.js';
 import { cinderRoutes } from './routes/cinder.routes.js';
+import { clusterStatusRoutes } from './routes/cluster-status.routes.js';
 import { runnerRoutes } from './routes/runner.routes.js';
 import { operationsRoutes } from './routes/operations.routes.js';
 
@@ -38,7 +39,8 @@ export interface AppDeps {
  * Builds the HTTP API: a ready Fastify instance that does not listen (api-v1 §1 and §2:
  * trailing slash optional, bodies parsed as JSON whatever their type, exact
  * `application/json`, no-store caching, one error envelope, 404 and 405), and beside it the
- * web UI (`ui.dir`) at every other path, when built.
+ * documentation site (`ui.docsDir`) at `/docs/` and the web UI (`ui.dir`) at every other
+ * path, when built.
  */
 export async function buildApp({ services, logger }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -58,6 +60,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   const ui = uiSite(services.config.ui.dir, logger);
+  const docs = docsSite(services.config.ui.docsDir, logger);
   app.setNotFoundHandler(ui ? (request, reply) => ui.notFound(request, reply) : notFoundHandler);
 
   app.removeAllContentTypeParsers();
@@ -74,9 +77,17 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     }
   });
 
+  // A callback hook: only an answer of the documentation site costs a promise (its CSP may need a scan of the site).
   app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
+    if (isDocsPath(request.url)) {
+      docs.decorate(reply).then(
+        () => done(null, payload),
+        (err: unknown) => done(err as Error),
+      );
+      return;
+    }
     if (ui && !isApiPath(request.url)) ui.decorate(reply);
     else reply.header('cache-control', 'private, no-store, no-cache');
     done(null, payload);
@@ -127,6 +138,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(infrastructureRoutes, opts);
   await app.register(executionRoutes, opts);
   await app.register(cinderRoutes, opts);
+  await app.register(clusterStatusRoutes, opts);
   await app.register(runnerRoutes, opts);
   await app.register(operationsRoutes, opts);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, () => app.swagger());
@@ -135,6 +147,8 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     const missing = METHODS.filter((m) => !known.has(m));
     if (missing.length) app.route({ method: missing, url, config: { auth: 'none' }, schema: { hide: true }, handler: methodNotAllowedHandler });
   }
+  // After the 405 routes (a /docs path is no API route) and before the UI, whose fallback to its app must not take /docs.
+  await registerDocs(app, docs);
   if (ui) await registerUi(app, ui);
   await app.ready();
   return app;

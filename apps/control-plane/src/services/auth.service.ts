@@ -4,12 +4,11 @@ import type { RoleData, Token, UserData } from '@carapace/models';
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { tooManyRequests, unauthorized } from '../errors.js';
-import { nowS, type Clock } from '../ports.js';
+import { nowS, type Clock, type PasswordHasher } from '../ports.js';
 import { credentialOf } from './authorization-header.js';
-import { DUMMY_HASH, verifyPassword } from './passwords.js';
 import { permissionSets, type Principal } from './principal.js';
 import type { Backoff, Limiter } from './throttle.js';
-import type { TokenSigner } from './token-signer.js';
+import type { TokenSigner } from '../adapters/token-signer.js';
 import type { UserService } from './user.service.js';
 
 /** How many authenticated principals `AuthService` remembers. */
@@ -64,6 +63,7 @@ export class AuthService {
     private readonly clock: Clock,
     private readonly tokenTtlS: number,
     private readonly throttles: LoginThrottles,
+    private readonly passwords: PasswordHasher,
   ) {}
 
   /**
@@ -84,8 +84,8 @@ export class AuthService {
     }
 
     const user = await this.users.byLogin(username);
-    const hash = (user && (await this.repo.passwordHash(user.id))) ?? DUMMY_HASH;
-    const ok = await verifyPassword(password, hash);
+    const hash = (user && (await this.repo.passwordHash(user.id))) ?? this.passwords.dummy;
+    const ok = await this.passwords.verify(password, hash);
     if (!user || !ok) {
       await this.throttles.perLoginAndAddress.hit(pairKey, nowMs);
       await this.throttles.perAddress.hit(address, nowMs);

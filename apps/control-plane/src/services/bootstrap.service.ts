@@ -3,8 +3,8 @@ import type { AdministratorRepository } from '../db/administrator.repository.js'
 import type { AuthRepository } from '../db/auth.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { UniqueViolation } from '../errors.js';
-import { nowS, type Clock } from '../ports.js';
-import { generatePassword, hashPassword } from './passwords.js';
+import { nowS, type Clock, type PasswordHasher } from '../ports.js';
+import { generatePassword } from '../adapters/passwords.js';
 import { allPermissions } from './principal.js';
 
 /** What the start did; `generatedPassword` is set only when none was configured. */
@@ -29,6 +29,7 @@ export async function bootstrap(
     auth: AuthRepository;
     administrators: AdministratorRepository;
     clock: Clock;
+    passwords: PasswordHasher;
   },
   admin: { password: string | null; email: string },
 ): Promise<BootstrapResult> {
@@ -36,7 +37,7 @@ export async function bootstrap(
   if (any.total > 0) return { created: false, generatedPassword: null, bootstrapRoleUpdated: await completeBootstrapRole(deps) };
   const password = admin.password ?? generatePassword();
   // hashed before the transaction opens: a transaction holds the database meanwhile
-  const hash = await hashPassword(password);
+  const hash = await deps.passwords.hash(password);
   let created: boolean;
   try {
     created = await deps.auth.transaction(async () => {

@@ -1,12 +1,14 @@
-import type { ExecutionEngine } from './execution-engine.js';
-import type { Assignment } from './execution.types.js';
+import type { ExecutionEngine } from '../executions/execution-engine.js';
+import type { Assignment } from '../executions/execution.types.js';
 import type { FactsRequest, FactsScheduler } from './facts.scheduler.js';
 import type { RunnerSession } from './runner.service.js';
+import type { StatusRequest, StatusScheduler } from './status.scheduler.js';
 
 /** Something to send to a runner: an execution to run, or a server whose facts to gather. */
 export type Dispatched =
   | { readonly kind: 'assignment'; readonly runner: string; readonly assignment: Assignment }
-  | { readonly kind: 'facts'; readonly runner: string; readonly request: FactsRequest };
+  | { readonly kind: 'facts'; readonly runner: string; readonly request: FactsRequest }
+  | { readonly kind: 'status'; readonly runner: string; readonly request: StatusRequest };
 
 /**
  * Hands work to connected runners against their free slots (ARCHITECTURE.md "Work is pulled
@@ -20,11 +22,13 @@ export class Dispatch {
   constructor(
     private readonly engine: ExecutionEngine,
     private readonly facts: FactsScheduler,
+    private readonly status?: StatusScheduler,
   ) {}
 
   /** Calls `listener` whenever new work may be waiting (executions queued, locks freed, facts asked for); returns its removal. */
   onWork(listener: () => void): () => void {
     const offs = [this.engine.workAvailable.on(listener), this.facts.requested.on(listener)];
+    if (this.status) offs.push(this.status.requested.on(listener));
     return () => {
       for (const off of offs) off();
     };
@@ -43,6 +47,16 @@ export class Dispatch {
       out.push({ kind: 'facts', runner, request });
     }
     return out;
+  }
+
+  /**
+   * Claims due status collections for these runners (draining ones too: a collection is no
+   * execution). Called by the transport after what `take` handed out is sent, so that it
+   * never delays an execution.
+   */
+  async takeStatus(runners: readonly RunnerSession[]): Promise<Dispatched[]> {
+    if (!this.status) return [];
+    return (await this.status.take(runners.map((s) => ({ name: s.name, labels: s.labels })))).map(({ runner, request }) => ({ kind: 'status' as const, runner, request }));
   }
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { MailOutboxRepository, OutboxMail } from '../db/mail-outbox.repository.js';
 import type { Clock, Mail, Mailer } from '../ports.js';
 import { DeliveryLoop } from './delivery-loop.js';
-import { isPermanentMailError, type MailTransport } from './mailer.js';
+import { isPermanentMailError, type MailTransport } from '../adapters/mailer.js';
 
 /** When a mail that could not be delivered is tried again. */
 export interface MailRetry {

@@ -9,9 +9,28 @@ export interface LocalState {
   connectedRunners(): number;
   /** Servers waiting for their facts (the whole installation: the requests are in the database). */
   factsPending(): Promise<number>;
+  /** Every collected cluster's last health and numbers, with its name (the whole installation). */
+  clusterStatus?(): Promise<readonly ClusterGaugeRow[]>;
   /** This replica's database connections (`Database.connections`). */
   databaseConnections(): ConnectionCounts;
 }
+
+/** A cluster's row of the status gauges. */
+export interface ClusterGaugeRow {
+  readonly clusterId: string;
+  readonly name: string;
+  /** `HEALTH_OK`, `HEALTH_WARN`, `HEALTH_ERR`, `UNREACHABLE`; null before the first attempt. */
+  readonly health: string | null;
+  readonly collectedAt: number | null;
+  readonly osdsUp: number;
+  readonly osdsIn: number;
+  readonly osdsTotal: number;
+  readonly rawTotalBytes: number;
+  readonly rawUsedBytes: number;
+}
+
+/** `carapace_cluster_health`: Ceph's health as a number (unreachable: 3). */
+export const HEALTH_VALUES: Readonly<Record<string, number>> = { HEALTH_OK: 0, HEALTH_WARN: 1, HEALTH_ERR: 2, UNREACHABLE: 3 };
 
 /**
  * The control plane's Prometheus metrics, in a registry of its own (one per control plane,
@@ -108,6 +127,53 @@ export class Metrics {
       registers,
       async collect() {
         this.set(await local.factsPending());
+      },
+    });
+    // The cluster gauges: one read of the statuses per scrape, shared by the gauges; labels
+    // are the cluster's id and name only (bounded: one series per cluster and gauge).
+    let clusterRead: { at: number; rows: Promise<readonly ClusterGaugeRow[]> } | null = null;
+    const clusters = (): Promise<readonly ClusterGaugeRow[]> => {
+      const now = clock.nowMs();
+      if (!local.clusterStatus) return Promise.resolve([]);
+      if (!clusterRead || now - clusterRead.at > 1000) clusterRead = { at: now, rows: local.clusterStatus() };
+      return clusterRead.rows;
+    };
+    const labels = (r: ClusterGaugeRow) => ({ cluster_id: r.clusterId, cluster_name: r.name });
+    const clusterGauge = (name: string, help: string, value: (r: ClusterGaugeRow) => number | null, extra?: string) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['cluster_id', 'cluster_name', ...(extra ? [extra] : [])],
+        registers,
+        async collect() {
+          this.reset();
+          for (const r of await clusters()) {
+            const v = value(r);
+            if (v !== null) this.set(labels(r), v);
+          }
+        },
+      });
+    clusterGauge(
+      'carapace_cluster_health',
+      "Ceph's health of each cluster at its last collection: 0 HEALTH_OK, 1 HEALTH_WARN, 2 HEALTH_ERR, 3 the monitors do not answer (none before the first attempt).",
+      (r) => (r.health === null ? null : (HEALTH_VALUES[r.health] ?? null)),
+    );
+    clusterGauge('carapace_cluster_status_collected_timestamp_seconds', "When each cluster's status was last collected (Unix seconds).", (r) => r.collectedAt);
+    clusterGauge('carapace_cluster_raw_total_bytes', "Each cluster's raw capacity (ceph df), at its last collection.", (r) => (r.collectedAt === null ? null : r.rawTotalBytes));
+    clusterGauge('carapace_cluster_raw_used_bytes', "Each cluster's raw space used (ceph df), at its last collection.", (r) => (r.collectedAt === null ? null : r.rawUsedBytes));
+    new Gauge({
+      name: 'carapace_cluster_osds',
+      help: "Each cluster's OSDs at its last collection, by state: total, up, in.",
+      labelNames: ['cluster_id', 'cluster_name', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const r of await clusters()) {
+          if (r.collectedAt === null) continue;
+          this.set({ ...labels(r), state: 'total' }, r.osdsTotal);
+          this.set({ ...labels(r), state: 'up' }, r.osdsUp);
+          this.set({ ...labels(r), state: 'in' }, r.osdsIn);
+        }
       },
     });
     new Gauge({

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, ServerData } from '@carapace/models';
-import { NOTIFICATION_EVENTS, publicBaseUrl, type Config, type NotificationEvent, type NotificationTargets } from '../config.js';
+import { NOTIFICATION_EVENTS, publicBaseUrl, type ClusterEvent, type Config, type NotificationEvent, type NotificationTargets } from '../config.js';
+import type { HealthChange, StatusNotifier } from './status.scheduler.js';
 import type { StepInput } from '../db/execution-events.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Mailer } from '../ports.js';
@@ -39,6 +40,17 @@ export interface ExecutionNotice {
     readonly log_url: string;
   };
   readonly failing_step: FailingStep | null;
+}
+
+/** The body of a webhook request of a cluster's change of health (and what its e-mail says). */
+export interface ClusterHealthNotice {
+  readonly event: 'cluster.health_changed';
+  readonly time: number;
+  readonly cluster: { readonly id: string; readonly name: string | null; readonly status_url: string };
+  /** The health before (null: never collected) and now: `HEALTH_OK`, `HEALTH_WARN`, `HEALTH_ERR` or `UNREACHABLE`. */
+  readonly health: { readonly previous: string | null; readonly current: string };
+  readonly checks: readonly { readonly code: string; readonly severity: string; readonly summary: string; readonly muted: boolean; readonly playbook: string | null }[];
+  readonly unreachable: { readonly reason: string; readonly since: number } | null;
 }
 
 /** What the notifier reads of the rest of the system (in the caller's transaction: it runs inside one). */
@@ -88,7 +100,7 @@ export function stepError(error: Record<string, unknown>): string {
  * final state, so the notifications are committed with it (the mail and webhook outboxes),
  * and are never sent for a change that was rolled back.
  */
-export class ExecutionNotifier {
+export class ExecutionNotifier implements StatusNotifier {
   private readonly base: string;
 
   constructor(
@@ -106,6 +118,8 @@ export class ExecutionNotifier {
    * transaction and awaits this within it. Never rejects: a failure is logged.
    */
   async executionEnded(execution: Stored<ExecutionData>): Promise<void> {
+    // A preview changed nothing: its end, failed or not, is an answer, not news.
+    if (execution.data.preview === true) return;
     if (!this.anyTargets(execution.data.state)) return;
     try {
       // a savepoint: a notification that cannot be queued is logged, and never undoes the end
@@ -130,6 +144,55 @@ export class ExecutionNotifier {
     this.log.info({ executionId: execution.id, event: notice.event, emails: targets.emails.length, webhooks: targets.webhooks.length }, 'execution end notified');
   }
 
+  /**
+   * Queues the notifications of a change of a cluster's health (event `cluster_health`), in
+   * the caller's transaction (the one that records the change: once per change). Never
+   * rejects: a failure is logged.
+   */
+  async clusterHealthChanged(change: HealthChange): Promise<void> {
+    const targets = this.targets('cluster_health', change.clusterId, change.clusterName);
+    if (targets.emails.length === 0 && targets.webhooks.length === 0) return;
+    const notice: ClusterHealthNotice = {
+      event: 'cluster.health_changed',
+      time: change.time,
+      cluster: { id: change.clusterId, name: change.clusterName, status_url: `${this.base}/v1/cluster/${change.clusterId}/status/` },
+      health: { previous: change.previous, current: change.current },
+      checks: change.checks.map((c) => ({ code: c.code, severity: c.severity, summary: c.summary, muted: c.muted, playbook: c.playbook })),
+      unreachable: change.unreachable,
+    };
+    try {
+      await this.sources.atomically(async () => {
+        const body = JSON.stringify(notice);
+        // The deliveries of a cluster's notices are kept under the cluster's id.
+        for (const url of targets.webhooks) await this.webhooks.enqueue({ executionId: change.clusterId, event: notice.event, url, body });
+        const mail = this.healthMail(notice);
+        for (const to of targets.emails) await this.mailer.send({ to, ...mail });
+      });
+      this.log.info({ clusterId: change.clusterId, health: notice.health, emails: targets.emails.length, webhooks: targets.webhooks.length }, 'cluster health change notified');
+    } catch (err) {
+      this.log.error({ err, clusterId: change.clusterId }, 'cannot queue the notifications of a cluster health change');
+    }
+  }
+
+  private healthMail(n: ClusterHealthNotice): { subject: string; text: string } {
+    const cluster = n.cluster.name ?? n.cluster.id;
+    const lines = [
+      `The health of the cluster ${cluster} changed: ${n.health.current}${n.health.previous ? ` (was ${n.health.previous})` : ''}.`,
+      '',
+      `Cluster:        ${cluster} (${n.cluster.id})`,
+      `Time:           ${new Date(n.time * 1000).toISOString()}`,
+    ];
+    if (n.unreachable) {
+      lines.push(`Unreachable:    since ${new Date(n.unreachable.since * 1000).toISOString()}`, `Reason:         ${n.unreachable.reason}`);
+    }
+    if (n.checks.length > 0) {
+      lines.push('', 'Checks:');
+      for (const c of n.checks) lines.push(`  ${c.severity} ${c.code}: ${c.summary}${c.muted ? ' (muted)' : ''}${c.playbook ? ` [playbook ${c.playbook}]` : ''}`);
+    }
+    lines.push('', `Status:         ${n.cluster.status_url}`);
+    return { subject: `Carapace: cluster ${cluster} is ${n.health.current}${n.health.previous ? ` (was ${n.health.previous})` : ''}`, text: `${lines.join('\n')}\n` };
+  }
+
   /** Whether any target might ask for this end (none configured: nothing to read or queue). */
   private anyTargets(state: string): boolean {
     if (!(NOTIFICATION_EVENTS as readonly string[]).includes(state)) return false;
@@ -139,7 +202,7 @@ export class ExecutionNotifier {
   }
 
   /** The global targets and the cluster's that ask for `event`, each address and URL once. */
-  private targets(event: NotificationEvent, clusterId: string, clusterName: string | null): Targets {
+  private targets(event: NotificationEvent | ClusterEvent, clusterId: string, clusterName: string | null): Targets {
     const n = this.config.notifications;
     const sets: NotificationTargets[] = [{ email: n.email, webhooks: n.webhooks }];
     for (const [key, t] of Object.entries(n.clusters)) {

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AuthRepository } from '../db/auth.repository.js';
 import { badRequest, notFound, tooManyRequests } from '../errors.js';
-import { nowS, type Clock, type Mailer } from '../ports.js';
-import { hashPassword } from './passwords.js';
+import { nowS, type Clock, type Mailer, type PasswordHasher } from '../ports.js';
 import type { Limiter } from './throttle.js';
 import type { UserService } from './user.service.js';
 
@@ -23,6 +22,7 @@ export class PasswordResetService {
     private readonly users: UserService,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
+    private readonly passwords: PasswordHasher,
     /** Requests are counted per login *and* address (so no one can keep a login from asking), and per address. */
     private readonly options: { ttlS: number; resetUrl: string; perLoginAndAddress: Limiter; perAddress: Limiter },
   ) {}
@@ -77,7 +77,7 @@ export class PasswordResetService {
     const userId = await this.repo.passwordResetUser(hash, nowS(this.clock));
     if (!userId) throw notFound('Unknown or expired password reset token.');
     // hashed before the transaction opens: a transaction holds the database meanwhile
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await this.passwords.hash(password);
     await this.repo.transaction(async () => {
       const now = nowS(this.clock);
       if (!(await this.repo.consumePasswordReset(hash, now))) throw notFound('Unknown or expired password reset token.');

@@ -1,5 +1,7 @@
 import type {
   ClusterData,
+  ExecutionCreate,
+  ExecutionData,
   PlaybookConfigurationCreate,
   PlaybookConfigurationData,
   PlaybookConfigurationUpdate,
@@ -8,10 +10,10 @@ import type {
 import { getPlugin, PlaybookInputError, resolveHints, type PluginCluster, type PluginServer } from '@carapace/playbooks';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { ClusterService } from './cluster.service.js';
-import type { Principal } from './principal.js';
+import { hasApi, hasPlaybook, type Principal } from './principal.js';
 import type { ServerService } from './server.service.js';
 import { VersionedService } from './versioned.service.js';
 
@@ -36,6 +38,11 @@ export function asApiError<T>(fn: () => T): T {
   }
 }
 
+/** What queues an execution (ExecutionService.create): a configuration created with `"run": true` queues its first. */
+export interface ExecutionQueue {
+  create(body: ExecutionCreate, principal: Principal): Promise<Stored<ExecutionData>>;
+}
+
 /** Playbook configurations: built by the playbook's plugin on create, editable before running. */
 export class PlaybookConfigurationService extends VersionedService<PlaybookConfigurationData> {
   constructor(
@@ -43,6 +50,7 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
     clock: Clock,
     private readonly clusters: ClusterService,
     private readonly servers: ServerService,
+    private readonly executions: ExecutionQueue,
   ) {
     super('playbook_configuration', repo, clock);
   }
@@ -51,6 +59,25 @@ export class PlaybookConfigurationService extends VersionedService<PlaybookConfi
   async create(body: PlaybookConfigurationCreate, principal: Principal): Promise<Stored<PlaybookConfigurationData>> {
     const data = await this.build(body);
     return this.repo.create(data, principal.user.id, this.now());
+  }
+
+  /**
+   * `POST /v1/playbook_configuration/`: creates the configuration and, with `"run": true`,
+   * queues its first execution in the same transaction, so that both are stored or neither
+   * (an execution refused by its own checks leaves no configuration behind). Running needs
+   * the api permissions view_execution and create_execution and the playbook's permission,
+   * checked before anything is written (403).
+   */
+  async createAndRun(body: PlaybookConfigurationCreate, principal: Principal): Promise<{ configuration: Stored<PlaybookConfigurationData>; execution: Stored<ExecutionData> | null }> {
+    if (!body.run) return { configuration: await this.create(body, principal), execution: null };
+    const playbook = this.playbookOf(body);
+    if (!hasApi(principal, ['view_execution', 'create_execution'])) throw forbidden('Running at once needs the api permissions view_execution and create_execution.');
+    if (!hasPlaybook(principal, playbook)) throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
+    return this.repo.transaction(async () => {
+      const configuration = await this.create(body, principal);
+      const execution = await this.executions.create({ playbook_configuration: { id: configuration.id, version: configuration.version } }, principal);
+      return { configuration, execution };
+    });
   }
 
   /** The playbook id of a create request, checked. */

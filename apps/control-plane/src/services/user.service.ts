@@ -3,9 +3,9 @@ import type { AuthRepository } from '../db/auth.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { ApiError, conflict } from '../errors.js';
-import type { Clock, Mail, Mailer } from '../ports.js';
+import type { Clock, Mail, Mailer, PasswordHasher } from '../ports.js';
 import type { Administrators } from './administrators.js';
-import { generatePassword, hashPassword } from './passwords.js';
+import { generatePassword } from '../adapters/passwords.js';
 import { permissionSets, type Principal } from './principal.js';
 import { checkGrantable, checkHeld, type RoleService } from './role.service.js';
 import { VersionedService } from './versioned.service.js';
@@ -25,6 +25,7 @@ export class UserService extends VersionedService<UserData> {
     private readonly roles: RoleService,
     private readonly mailer: Mailer,
     private readonly admins: Administrators,
+    private readonly passwords: PasswordHasher,
   ) {
     super('user', repo, clock);
   }
@@ -38,7 +39,7 @@ export class UserService extends VersionedService<UserData> {
     const roleId = body.role_id ?? null;
     await this.checkRole(roleId, principal);
     const password = generatePassword();
-    const hash = await hashPassword(password);
+    const hash = await this.passwords.hash(password);
     const data: UserData = { login: body.login, email: body.email, full_name: body.full_name ?? '', role_id: roleId };
     return this.unique(() =>
       this.repo.transaction(async () => {

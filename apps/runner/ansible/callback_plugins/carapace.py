@@ -24,14 +24,20 @@ DOCUMENTATION = '''
         set, otherwise the file named by C(CARAPACE_EVENTS_FILE) (opened for
         appending). Each line is flushed as soon as it is written.
       - Output of tasks with C(no_log) is never written.
+      - In check mode (C(--check)), every step also carries a C(preview) verdict,
+        one of C(would_change) (with the diff, bounded, never for a C(no_log) task),
+        C(unchanged), C(would_fail) (with the reason) or C(unknown) (the module does
+        not support check mode, or said so with C(check_mode_unknown)).
     requirements:
       - enable in configuration, e.g. C(ANSIBLE_CALLBACKS_ENABLED=carapace) and
         C(ANSIBLE_CALLBACK_PLUGINS=<directory of this file>)
 '''
 
+import difflib
 import json
 import math
 import os
+import re
 import threading
 import time
 
@@ -41,6 +47,11 @@ try:
     from ansible.inventory.helpers import get_group_vars
 except Exception:  # pragma: no cover
     get_group_vars = None
+
+try:
+    from ansible import context as _ansible_context
+except Exception:  # pragma: no cover
+    _ansible_context = None
 
 
 EVENTS_FD_ENV = 'CARAPACE_EVENTS_FD'
@@ -69,6 +80,96 @@ _DROPPED_KEYS = frozenset((
 
 # The fields kept when even the smallest limits are too large.
 _ESSENTIAL_KEYS = ('msg', 'rc', 'stderr', 'stdout', 'reason', 'unreachable', 'failed')
+
+
+# Preview (check mode): the most characters of one step's diff, and of a reason.
+MAX_DIFF_CHARS = 16 * 1024
+MAX_WHY_CHARS = 4096
+# A module that cannot tell in check mode says so under this key (a reason), with changed: false.
+CHECK_MODE_UNKNOWN_KEY = 'check_mode_unknown'
+# What Ansible says when it skips a task in check mode without running it: the module does
+# not support check mode ("remote module (x) does not support check mode", "check mode not
+# supported for this module"), or a command that would have run.
+_CHECK_MODE_SKIP = re.compile(r'check[ _]mode', re.IGNORECASE)
+
+
+def _in_check_mode():
+    try:
+        return bool(_ansible_context.CLIARGS.get('check', False))
+    except Exception:
+        return False
+
+
+def _diff_text(diff):
+    """A unified diff (or the module's own text) of a result's diff, at most MAX_DIFF_CHARS."""
+    items = diff if isinstance(diff, list) else [diff]
+    parts = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get('prepared'):
+            parts.append(_to_text(item.get('prepared')))
+            continue
+        before = item.get('before')
+        after = item.get('after')
+        if before is None and after is None:
+            continue
+        if not isinstance(before, (str, bytes)):
+            before = json.dumps(before, indent=2, sort_keys=True, default=str) + '\n' if before is not None else ''
+        if not isinstance(after, (str, bytes)):
+            after = json.dumps(after, indent=2, sort_keys=True, default=str) + '\n' if after is not None else ''
+        before = _to_text(before)
+        after = _to_text(after)
+        if before == after:
+            continue
+        lines = difflib.unified_diff(
+            before.splitlines(True), after.splitlines(True),
+            fromfile=_to_text(item.get('before_header') or 'before'),
+            tofile=_to_text(item.get('after_header') or 'after'))
+        text = ''
+        for line in lines:
+            text += line if line.endswith('\n') else line + '\n'
+            if len(text) > MAX_DIFF_CHARS:
+                break
+        parts.append(text)
+    text = ''.join(parts)
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + '\n...[diff cut at %d characters]\n' % MAX_DIFF_CHARS
+    return text
+
+
+def preview_verdict(status, raw, no_log):
+    """The preview of one task on one host: {status, diff?, why?}."""
+    def why(text):
+        return _truncate_text(_to_text(text), MAX_WHY_CHARS)
+    if status == 'unreachable':
+        return {'status': 'would_fail', 'why': why('unreachable: %s' % ('hidden (no_log)' if no_log else raw.get('msg', '')))}
+    if status == 'error':
+        return {'status': 'would_fail', 'why': why('hidden (no_log)' if no_log else (raw.get('msg') or raw.get('stderr') or 'failed'))}
+    unknown = raw.get(CHECK_MODE_UNKNOWN_KEY)
+    if unknown:
+        return {'status': 'unknown', 'why': why(unknown if isinstance(unknown, (str, bytes)) else 'the module cannot know in check mode')}
+    if status == 'skipped':
+        reason = _to_text(raw.get('msg') or raw.get('skip_reason') or '')
+        if _CHECK_MODE_SKIP.search(reason):
+            return {'status': 'unknown', 'why': why(reason)}
+        return {'status': 'unchanged', 'why': why('skipped: %s' % (reason or 'condition not met'))}
+    if raw.get('changed'):
+        verdict = {'status': 'would_change'}
+        # The project's modules say in sentences what they would do (`would_change`: the
+        # devices add_osd would prepare, the units it would start): the why of the verdict.
+        sentences = raw.get('would_change')
+        if not no_log and isinstance(sentences, list) and sentences:
+            verdict['why'] = why('; '.join(_to_text(x) for x in sentences))
+        if not no_log and raw.get('diff') is not None:
+            try:
+                text = _diff_text(raw.get('diff'))
+            except Exception:
+                text = ''
+            if text:
+                verdict['diff'] = text
+        return verdict
+    return {'status': 'unchanged'}
 
 
 def _truncate_text(text, limit):
@@ -167,6 +268,7 @@ class CallbackModule(CallbackBase):
         # task uuid -> task name as templated by the strategy at task start
         self._task_names = {}
         self._addresses = {}
+        self._check_mode = _in_check_mode()
         self._open_stream()
 
     # ------------------------------------------------------------------ output
@@ -269,8 +371,8 @@ class CallbackModule(CallbackBase):
             started = self._task_starts.get(uuid, finished)
 
         raw = result._result if isinstance(result._result, dict) else {'msg': result._result}
+        no_log = bool(raw.get('_ansible_no_log')) or getattr(task, 'no_log', False) is True
         if status in ('error', 'unreachable'):
-            no_log = raw.get('_ansible_no_log') or getattr(task, 'no_log', False) is True
             error = {'censored': CENSORED} if no_log else sanitize_error(raw)
         else:
             error = {}
@@ -288,7 +390,10 @@ class CallbackModule(CallbackBase):
         if isinstance(substeps, list) and substeps:
             for item in substeps:
                 if isinstance(item, dict):
-                    self._emit(self._substep(base, item, started, finished))
+                    sub = self._substep(base, item, started, finished)
+                    if self._check_mode:
+                        sub['preview'] = preview_verdict(sub['result'], dict(item, msg=(item.get('error') or {}).get('msg', 'failed') if isinstance(item.get('error'), dict) else 'failed'), no_log)
+                    self._emit(sub)
             if status not in ('error', 'unreachable'):
                 return
         step = dict(base)
@@ -301,6 +406,8 @@ class CallbackModule(CallbackBase):
             'time_started': started,
             'time_finished': finished,
         })
+        if self._check_mode:
+            step['preview'] = preview_verdict(status, raw, no_log)
         self._emit(step)
 
     @staticmethod

@@ -14,6 +14,10 @@ export interface RunRequest {
   /** known_hosts lines of every host, as the pre-flight saw them. */
   readonly knownHostsFile: string;
   readonly workRoot: string;
+  /** A preview: check mode with diffs. */
+  readonly checkMode?: boolean;
+  /** Inventory hosts to limit the run to; empty: every host. */
+  readonly limit?: readonly string[];
 }
 
 /** A host to check before a run, or to gather the facts of. */
@@ -58,6 +62,8 @@ export interface AgentPorts {
   startRun(request: RunRequest, sink: RunSink): RunHandle;
   preflight(targets: PreflightTarget[]): Promise<PreflightCheck[]>;
   gatherFacts(target: PreflightTarget): Promise<{ facts: unknown; hostKey: string }>;
+  /** Runs the `ceph` commands of a status collection on the first monitor host that answers. */
+  collectStatus(request: StatusRequest): Promise<StatusOutcome>;
   readonly records: RunRecords;
 }
 
@@ -126,6 +132,10 @@ export interface ExecutionAssignment {
   readonly addresses: readonly string[];
   /** The host key recorded at facts time, by address. */
   readonly hostKeys: Readonly<Record<string, string>>;
+  /** A preview: Ansible's check mode with diffs (`Assignment.check_mode`). */
+  readonly checkMode: boolean;
+  /** The addresses to limit the run to (`--limit`); empty: every host. */
+  readonly limitHosts: readonly string[];
 }
 
 /** A request to gather the facts of a server. */
@@ -141,12 +151,32 @@ export type FactsAnswer = { readonly requestId: string; readonly serverId: strin
   | { readonly ok: false; readonly error: string }
 );
 
+/** A request to collect what Ceph says of a cluster. */
+export interface StatusRequest {
+  readonly requestId: string;
+  readonly clusterId: string;
+  /** The monitor hosts, tried in this order. */
+  readonly monitors: readonly PreflightTarget[];
+  readonly cephCluster: string;
+  readonly connectTimeoutS: number;
+}
+
+/** What a status collection got: the JSON text of each `ceph` command, or why no monitor answered. */
+export type StatusOutcome = { readonly monitor: string; readonly durationMs: number } & (
+  | { readonly ok: true; readonly outputs: Readonly<Record<'status' | 'df' | 'osd_tree' | 'osd_dump' | 'mon_dump' | 'mgr_dump', string>> }
+  | { readonly ok: false; readonly error: string }
+);
+
+/** The answer to a `StatusRequest`. */
+export type StatusAnswer = { readonly requestId: string; readonly clusterId: string } & StatusOutcome;
+
 /** What the control plane asks of the agent, decoded (acks and the welcome stay in the session). */
 export type ControlCommand =
   | { readonly kind: 'assignment'; readonly assignment: ExecutionAssignment }
   | { readonly kind: 'cancel'; readonly executionId: string; readonly reason: string }
   | { readonly kind: 'drain'; readonly reason: string }
-  | { readonly kind: 'gather_facts'; readonly request: FactsRequest };
+  | { readonly kind: 'gather_facts'; readonly request: FactsRequest }
+  | { readonly kind: 'collect_status'; readonly request: StatusRequest };
 
 /** A numbered event of an execution, before it is numbered and encoded. */
 export type ExecutionEvent =

@@ -24,6 +24,10 @@ export interface RunnableAssignment {
   readonly configuration: RunConfiguration;
   readonly addresses: readonly string[];
   readonly hostKeys: Readonly<Record<string, string>>;
+  /** A preview: check mode with diffs. */
+  readonly checkMode: boolean;
+  /** The addresses to limit the run to; empty: every host. */
+  readonly limitHosts: readonly string[];
 }
 
 type Phase = 'checking' | 'running' | 'ended';
@@ -99,7 +103,10 @@ export class ExecutionRun {
   private async run(): Promise<RunResult> {
     const { executionId, playbookId, configuration } = this.assignment;
     const hostvars = hostVars(configuration.inventory);
-    const targets: PreflightTarget[] = this.assignment.addresses.map((address) => ({
+    const { checkMode, limitHosts } = this.assignment;
+    // A run limited to some hosts (a relaunch of failed hosts) checks only those.
+    const addresses = limitHosts.length > 0 ? this.assignment.addresses.filter((a) => limitHosts.includes(a)) : this.assignment.addresses;
+    const targets: PreflightTarget[] = addresses.map((address) => ({
       address,
       username: userOf(hostvars[address]),
       expectedHostKey: this.assignment.hostKeys[address] ?? null,
@@ -109,6 +116,27 @@ export class ExecutionRun {
     for (const c of checks) this.chunker.append(`  ${c.address}: ${c.ok ? 'ok' : (c.reason ?? 'failed')}\n`);
     if (this.canceled !== null) return ended('canceled', this.canceled);
     const failed = checks.filter((c) => !c.ok);
+    // Each host that failed the check is an unreachable step, to show which. The run ends
+    // before Ansible on every host: the control plane knows it by the reason ("pre-flight
+    // failed: ..."), and a relaunch of its failed hosts runs on all of them.
+    const now = Date.now() / 1000;
+    for (const c of failed) {
+      const why = c.reason ?? 'pre-flight SSH check failed';
+      this.chunker.flush();
+      this.sink.step({
+        host: c.address,
+        address: c.address,
+        role: '',
+        name: 'pre-flight SSH check',
+        result: 'unreachable',
+        changed: false,
+        ignored: false,
+        error: { msg: why, unreachable: true },
+        time_started: now,
+        time_finished: now,
+        ...(checkMode ? { preview: { status: 'would_fail' as const, why: `unreachable: ${why}` } } : {}),
+      });
+    }
     if (failed.length) return ended('failed', `pre-flight failed: ${failed.map((c) => c.reason ?? c.address).join('; ')}`);
 
     const records = this.ports.records;
@@ -116,7 +144,7 @@ export class ExecutionRun {
     this.chunker.append('\n');
     this.phase.transition('running');
     const handle = this.ports.startRun(
-      { executionId, playbookId, configuration, knownHostsFile, workRoot: records.workRoot },
+      { executionId, playbookId, configuration, knownHostsFile, workRoot: records.workRoot, checkMode, limit: limitHosts },
       {
         step: (event) => {
           // the log written before a step is stored before it

@@ -14,4 +14,7 @@ export type {
   RunConfiguration,
   RunRecords,
   RunRequest,
+  StatusAnswer,
+  StatusOutcome,
+  StatusRequest,
 } from './agent.types.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RunResult } from '../executor/index.js';
 import { assertNever, StateMachine } from '../state-machine.js';
-import type { AgentOptions, AgentPorts, AgentStatus, AgentTelemetry, ControlCommand, ExecutionAssignment, FactsRequest } from './agent.types.js';
+import type { AgentOptions, AgentPorts, AgentStatus, AgentTelemetry, ControlCommand, ExecutionAssignment, FactsRequest, StatusRequest } from './agent.types.js';
 import { ended, ExecutionRun } from './execution-run.js';
 import { StreamSession, type SessionOwner } from './stream-session.js';
 
@@ -162,6 +162,9 @@ export class RunnerAgent implements SessionOwner {
       case 'gather_facts':
         void this.gatherFacts(command.request);
         return;
+      case 'collect_status':
+        void this.collectStatus(command.request);
+        return;
       default:
         assertNever(command);
     }
@@ -235,6 +238,16 @@ export class RunnerAgent implements SessionOwner {
       this.session.answerFacts({ ...ids, ok: true, facts, hostKey });
     } catch (err) {
       this.session.answerFacts({ ...ids, ok: false, error: (err as Error).message });
+    }
+  }
+
+  // Not a slot's work: a collection is a few seconds of SSH, run beside the executions.
+  private async collectStatus(request: StatusRequest): Promise<void> {
+    const ids = { requestId: request.requestId, clusterId: request.clusterId };
+    try {
+      this.session.answerStatus({ ...ids, ...(await this.ports.collectStatus(request)) });
+    } catch (err) {
+      this.session.answerStatus({ ...ids, ok: false, error: (err as Error).message, monitor: request.monitors.at(-1)?.address ?? '', durationMs: 0 });
     }
   }
 }

@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import { createRunnerClient, grpc, KEEPALIVE_OPTIONS, PROTOCOL_VERSION, startHeartbeats, type ControlMessage__Output, type Heartbeats, type RunnerMessage } from '@carapace/protocol';
 import { Outbox } from '../outbox.js';
 import { assertNever, StateMachine } from '../state-machine.js';
-import type { AgentOptions, AgentTelemetry, ControlCommand, ExecutionEvent, FactsAnswer } from './agent.types.js';
+import type { AgentOptions, AgentTelemetry, ControlCommand, ExecutionEvent, FactsAnswer, StatusAnswer } from './agent.types.js';
 import { backoffMs, LONGEST_ATTEMPT } from './backoff.js';
-import { decodeControl, encodeEvent, encodeFacts } from './wire-codec.js';
+import { decodeControl, encodeEvent, encodeFacts, encodeStatus } from './wire-codec.js';
 
 /**
  * Refusals: a revoked token, a wrong name, an unknown protocol will not heal in
@@ -135,6 +135,10 @@ export class StreamSession {
     this.send(encodeFacts(answer));
   }
 
+  answerStatus(answer: StatusAnswer): void {
+    this.send(encodeStatus(answer));
+  }
+
   /** Tells the control plane this runner takes no new work. */
   announceDraining(reason: string): void {
     this.send({ draining: { reason } });
@@ -206,6 +210,8 @@ export class StreamSession {
         // resent, and the control plane fails every run of this runner that is not named here.
         running_execution_ids: [...new Set([...hello.runningExecutionIds, ...this.outbox.executionIds])],
         ssh_public_key: this.options.sshPublicKey,
+        // honours Assignment.check_mode (previews) and limit_hosts (relaunches of failed hosts)
+        capabilities: ['preview'],
       },
     });
   }

@@ -2,10 +2,10 @@
 // written here only. Everything past this file speaks the domain types of agent.types.ts.
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
-import type { Assignment, ControlMessage__Output, GatherFacts, RunnerMessage } from '@carapace/protocol';
+import { STATUS_LIMITS, type Assignment, type CollectStatus, type ControlMessage__Output, type GatherFacts, type RunnerMessage } from '@carapace/protocol';
 import type { OutboxEvent } from '../outbox.js';
 import { assertNever } from '../state-machine.js';
-import type { ControlCommand, ExecutionAssignment, ExecutionEvent, FactsAnswer, FactsRequest, RunConfiguration } from './agent.types.js';
+import type { ControlCommand, ExecutionAssignment, ExecutionEvent, FactsAnswer, FactsRequest, RunConfiguration, StatusAnswer, StatusRequest } from './agent.types.js';
 
 const ConfigurationSchema = Type.Object({
   global_vars: Type.Record(Type.String(), Type.Unknown()),
@@ -42,6 +42,8 @@ export function decodeControl(message: ControlMessage__Output): DecodedControl {
       return { kind: 'command', command: { kind: 'drain', reason: message.drain?.reason || 'drain asked by the control plane' } };
     case 'gather_facts':
       return message.gather_facts ? { kind: 'command', command: { kind: 'gather_facts', request: decodeFactsRequest(message.gather_facts) } } : NONE;
+    case 'collect_status':
+      return message.collect_status ? { kind: 'command', command: { kind: 'collect_status', request: decodeStatusRequest(message.collect_status) } } : NONE;
     case undefined:
       return { kind: 'unknown' };
     default:
@@ -56,6 +58,8 @@ function decodeAssignment(assignment: Assignment): ExecutionAssignment {
     configuration: parseConfiguration(assignment.configuration_json),
     addresses: Object.keys(assignment.server_ids),
     hostKeys: { ...assignment.host_keys },
+    checkMode: assignment.check_mode === true,
+    limitHosts: [...(assignment.limit_hosts ?? [])],
   };
 }
 
@@ -77,6 +81,30 @@ function decodeFactsRequest(request: GatherFacts): FactsRequest {
   };
 }
 
+function decodeStatusRequest(request: CollectStatus): StatusRequest {
+  return {
+    requestId: request.request_id,
+    clusterId: request.cluster_id,
+    monitors: request.monitors
+      .slice(0, STATUS_LIMITS.maxMonitors)
+      .map((m) => ({ address: m.address, username: m.username, expectedHostKey: m.expected_host_key || null })),
+    cephCluster: request.ceph_cluster || 'ceph',
+    connectTimeoutS: request.connect_timeout_s || 10,
+  };
+}
+
+/** The wire form of a status answer. */
+export function encodeStatus(answer: StatusAnswer): Required<Pick<RunnerMessage, 'status'>> {
+  const common = { request_id: answer.requestId, cluster_id: answer.clusterId, monitor: answer.monitor, duration_ms: Math.min(0xffffffff, Math.round(answer.durationMs)) };
+  if (!answer.ok) {
+    return { status: { ...common, status_json: '', df_json: '', osd_tree_json: '', osd_dump_json: '', mon_dump_json: '', mgr_json: '', error: answer.error } };
+  }
+  const o = answer.outputs;
+  return {
+    status: { ...common, status_json: o.status, df_json: o.df, osd_tree_json: o.osd_tree, osd_dump_json: o.osd_dump, mon_dump_json: o.mon_dump, mgr_json: o.mgr_dump, error: '' },
+  };
+}
+
 /** The wire form of an execution's event, numbered `seq`. */
 export function encodeEvent(executionId: string, seq: number, event: ExecutionEvent): OutboxEvent {
   switch (event.kind) {
@@ -94,6 +122,8 @@ export function encodeEvent(executionId: string, seq: number, event: ExecutionEv
           error_json: JSON.stringify(step.error ?? {}),
           time_started: step.time_started,
           time_finished: step.time_finished,
+          preview_json: step.preview ? JSON.stringify(step.preview) : '',
+          ignored: step.ignored,
         },
       };
     }

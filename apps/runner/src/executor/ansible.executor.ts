@@ -149,6 +149,8 @@ class AnsibleRun implements RunHandle {
       }
       if (this.cancelReason !== null) return this.finish('canceled', null, null, this.cancelReason);
       const result = await this.execute(workDir, playbook);
+      // A preview set nothing to clean up, and hands back no files.
+      if (this.spec.checkMode === true) return result;
       if (result.outcome !== 'completed') {
         await this.cleanUp(workDir, join(contentDir, CLEANUP_ENTRY_POINT), result.outcome);
         return result;
@@ -208,7 +210,10 @@ class AnsibleRun implements RunHandle {
   private spawnPlaybook(workDir: WorkDir, playbook: string): ChildProcess {
     const executable = this.spec.ansiblePlaybookPath ?? 'ansible-playbook';
     // runner-vars.json after vars.json: the runner's own variables win over the configuration's
-    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', '--private-key', this.spec.privateKeyPath, playbook];
+    const args = ['-i', 'inventory.sh', '-e', '@vars.json', '-e', '@runner-vars.json', '--private-key', this.spec.privateKeyPath];
+    if (this.spec.checkMode === true) args.push('--check', '--diff');
+    if (this.spec.limit && this.spec.limit.length > 0) args.push('--limit', this.spec.limit.join(','));
+    args.push(playbook);
     return spawn(executable, args, {
       cwd: workDir.dir,
       env: this.environment(workDir),

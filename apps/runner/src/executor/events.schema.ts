@@ -14,6 +14,13 @@ export const StepResultSchema = Type.Union([
 /** The result of a step: one task on one host. */
 export type StepResult = Static<typeof StepResultSchema>;
 
+/** A preview's verdict on one task on one host (check mode). */
+export const StepPreviewEventSchema = Type.Object({
+  status: Type.Union([Type.Literal('would_change'), Type.Literal('unchanged'), Type.Literal('would_fail'), Type.Literal('unknown')]),
+  diff: Type.Optional(Type.String()),
+  why: Type.Optional(Type.String()),
+});
+
 /** One task on one host, as the callback plugin reports it. */
 export const StepEventSchema = Type.Object({
   /** The inventory host name (the server's IP address in Carapace inventories). */
@@ -34,6 +41,8 @@ export const StepEventSchema = Type.Object({
   time_started: Type.Number(),
   /** Unix time in seconds (fractional). */
   time_finished: Type.Number(),
+  /** In check mode only: what the task would do. */
+  preview: Type.Optional(StepPreviewEventSchema),
 });
 /** One task on one host, as the callback plugin reports it. */
 export type StepEvent = Static<typeof StepEventSchema>;
@@ -102,6 +111,7 @@ function pickStep(event: StepEvent): StepEvent {
     error: event.error,
     time_started: event.time_started,
     time_finished: event.time_finished,
+    ...(event.preview ? { preview: { status: event.preview.status, ...(event.preview.diff ? { diff: event.preview.diff } : {}), ...(event.preview.why ? { why: event.preview.why } : {}) } } : {}),
   };
 }
 

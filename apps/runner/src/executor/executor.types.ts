@@ -12,6 +12,13 @@ export interface AnsibleRunSpec {
     readonly global_vars: Record<string, unknown>;
     readonly inventory: Record<string, unknown>;
   };
+  /**
+   * A preview: `--check --diff`; the cleanup playbook is not run and no files are handed
+   * back. The callback plugin adds its verdict to each step (`StepEvent.preview`).
+   */
+  readonly checkMode?: boolean;
+  /** Inventory hosts to limit the run to (`--limit`); empty or absent: every host. */
+  readonly limit?: readonly string[];
   /** The SSH private key of the runner (`--private-key`). */
   readonly privateKeyPath: string;
   /** The directory under which the work dir is created. */

@@ -197,6 +197,11 @@ interface ConfigInput {
   readonly forks: number;
 }
 
+/** Seconds to establish an SSH connection to a host before it is unreachable. */
+export const CONNECT_TIMEOUT_S = 10;
+/** Seconds Ansible waits for privilege escalation on a host it has reached (its `timeout`). */
+export const BECOME_TIMEOUT_S = 30;
+
 /** The ansible.cfg of an execution. */
 export function ansibleConfig(input: ConfigInput): string {
   const sshArgs = [
@@ -209,6 +214,9 @@ export function ansibleConfig(input: ConfigInput): string {
     `-o UserKnownHostsFile=${shellQuote(input.knownHosts)}`,
     '-o GlobalKnownHostsFile=/dev/null',
     '-o IdentitiesOnly=yes',
+    // ssh keeps the first value of an option: this comes before the ConnectTimeout Ansible
+    // adds from `timeout`, so that a host that does not answer is still given up after 10 s.
+    `-o ConnectTimeout=${CONNECT_TIMEOUT_S}`,
   ].join(' ');
   return [
     '# Written by the Carapace runner for one execution.',
@@ -229,7 +237,9 @@ export function ansibleConfig(input: ConfigInput): string {
     `local_tmp = ${cfgPath(join(input.dir, 'tmp'))}`,
     // the discovered /usr/bin/python3 is right on Debian; no warning about it in every log
     'interpreter_python = auto_silent',
-    'timeout = 10',
+    // How long Ansible waits for sudo's prompt (plus 2 s) on a host it reached: a busy or
+    // slow host (a VM under emulation, a host swapping) takes more than 10 s there.
+    `timeout = ${BECOME_TIMEOUT_S}`,
     '',
     '[ssh_connection]',
     `ssh_args = ${cfgValue(sshArgs)}`,

@@ -3,6 +3,7 @@
  * fact gathering for discovered servers, both enforcing the recorded host key.
  */
 export { preflight, type PreflightOptions, type PreflightResult } from './preflight.js';
+export { collectStatus, reduceMgrDump, splitStatusOutput, statusScript, STATUS_COMMANDS, type CollectStatusOptions, type CollectedStatus, type StatusOutputs, type StatusSection } from './collect-status.js';
 export { gatherFacts, type GatherFactsOptions, type GatheredFacts } from './gather-facts.js';
 export { openSession, hostLabel, type SshTarget, type SshConnectOptions, type SshSession, type ExecOptions, type ExecResult } from './session.js';
 export { SshError, type SshErrorKind, type SshErrorDetails } from './ssh-error.js';

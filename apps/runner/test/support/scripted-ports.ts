@@ -1,6 +1,6 @@
 import type { ServerFacts } from '@carapace/models';
 import { makeFacts } from '@carapace/test-support/facts';
-import type { AgentPorts, OrphanRun, PreflightCheck, PreflightTarget, RunRecords, RunRequest } from '../../src/agent/index.js';
+import type { AgentPorts, OrphanRun, PreflightCheck, PreflightTarget, RunRecords, RunRequest, StatusOutcome, StatusRequest } from '../../src/agent/index.js';
 import type { RunArtifact, RunHandle, RunOutcome, RunResult, RunSink, StepEvent } from '../../src/executor/index.js';
 
 /** Polls `check` until it returns something other than undefined/false; fails after `timeoutMs`. */
@@ -146,6 +146,14 @@ export class ScriptedPorts implements AgentPorts {
     const failure = this.factsFailures.get(target.address);
     if (failure) throw new Error(failure);
     return { facts: hostFacts(target.address), hostKey: HOST_KEY };
+  }
+
+  /** Status collections asked for; each answers that no monitor answered. */
+  readonly statusCalls: StatusRequest[] = [];
+
+  async collectStatus(request: StatusRequest): Promise<StatusOutcome> {
+    this.statusCalls.push(request);
+    return { ok: false, error: 'scripted: no monitor answers', monitor: request.monitors.at(-1)?.address ?? '', durationMs: 0 };
   }
 
   /** Pre-flight checks wait from now on until `releasePreflight()`. */

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import '../test/setup.ts';
-import { screen, within } from '@testing-library/react';
+import { fireEvent, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { makeRole, mockFetch, page, renderApp, selfHandler, storeSession } from '../test/harness.tsx';
 
@@ -29,6 +29,26 @@ describe('the navigation', () => {
     renderApp('/');
     expect(await navLinks()).toEqual(['Dashboard', 'Clusters', 'Executions', 'Users', 'Runners', 'Cloud config']);
     expect(screen.getByText('Administration')).toBeTruthy();
+  });
+
+  it('has a Help menu of the documentation pages, each opening in a new tab', async () => {
+    storeSession();
+    mockFetch(selfHandler(makeRole([])));
+    renderApp('/');
+    fireEvent.click(await screen.findByRole('button', { name: 'Help' }));
+    const items = await screen.findAllByRole('menuitem');
+    expect(items.map((a) => [a.textContent, a.getAttribute('href')])).toEqual([
+      ['Operator guide', '/docs/guide/'],
+      ['First cluster', '/docs/guide/first-cluster'],
+      ['Playbook reference', '/docs/reference/playbooks'],
+      ['Troubleshooting', '/docs/guide/troubleshooting'],
+      ['CLI reference', '/docs/reference/cli'],
+    ]);
+    for (const a of items) {
+      expect(a.tagName).toBe('A');
+      expect(a.getAttribute('target')).toBe('_blank');
+      expect(a.getAttribute('rel')).toBe('noopener');
+    }
   });
 
   it('answers unknown paths with a page inside the shell', async () => {

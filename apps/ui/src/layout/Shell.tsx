@@ -1,9 +1,9 @@
-import { AppShell, Burger, Button, Center, Group, Loader, NavLink, ScrollArea, Text, Title, VisuallyHidden } from '@mantine/core';
+import { AppShell, Burger, Button, Center, Group, Loader, Menu, NavLink, ScrollArea, Text, Title, VisuallyHidden } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { Suspense, useEffect } from 'react';
 import { Link, Outlet, useLocation } from 'react-router';
 import { useSession } from '../api/session.tsx';
-import { ADMIN_NAV, MAIN_NAV, visibleNav, type NavItem } from './nav.ts';
+import { ADMIN_NAV, HELP_LINKS, MAIN_NAV, visibleNav, type NavItem } from './nav.ts';
 
 function isActive(item: NavItem, pathname: string): boolean {
   if (item.end) return pathname === item.to;
@@ -17,7 +17,28 @@ function NavLinks({ items, pathname }: { items: NavItem[]; pathname: string }) {
   });
 }
 
-/** The application frame: header (login, Sign out), navigation by permission, and the page. */
+/** The Help menu of the header: pages of the documentation site (served at /docs/), each in a new tab. */
+function HelpMenu() {
+  return (
+    <Menu position="bottom-end" withinPortal>
+      <Menu.Target>
+        <Button variant="subtle" size="xs">
+          Help
+        </Button>
+      </Menu.Target>
+      <Menu.Dropdown>
+        <Menu.Label>Documentation (new tab)</Menu.Label>
+        {HELP_LINKS.map((link) => (
+          <Menu.Item key={link.href} component="a" href={link.href} target="_blank" rel="noopener">
+            {link.label}
+          </Menu.Item>
+        ))}
+      </Menu.Dropdown>
+    </Menu>
+  );
+}
+
+/** The application frame: header (Help, login, Sign out), navigation by permission, and the page. */
 export function Shell() {
   const { user, can, signOut } = useSession();
   const [opened, { toggle, close }] = useDisclosure(false);
@@ -45,6 +66,7 @@ export function Shell() {
             </Title>
           </Group>
           <Group gap="sm" wrap="nowrap">
+            <HelpMenu />
             <Text size="sm" c="dimmed" truncate="end" maw={200} title={user.data.full_name || user.data.login}>
               <VisuallyHidden>Signed in as </VisuallyHidden>
               {user.data.login}

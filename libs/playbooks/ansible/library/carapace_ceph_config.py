@@ -28,6 +28,12 @@ description:
     differs is marked to restart. Returns the plan of every daemon (as carapace_ceph_daemons),
     one step per daemon marked, with the reason, and one per daemon not running. Options only
     read when a daemon or the cluster is created (flags create, cluster_create) restart nothing.
+  - Check mode changes nothing: plan as always; apply reports each option it would set or
+    remove (a step "would ...", changed); running asks the daemons for real and reports what
+    it would set at runtime (and counts it as set); restarts compares with the values the
+    run would give (an option to set: its value) and reports check_mode_unknown for a daemon
+    whose value comes from a central option to remove (Ceph's default, or a broader
+    section's, is known only once it is removed).
 options:
   mode: {type: str, required: true, choices: [plan, apply, running, restarts]}
   set: {type: list, elements: dict, default: [], description: "[{section, name, value}] of the run"}
@@ -46,7 +52,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import ceph, run
+from ansible.module_utils.carapace_ceph import UNKNOWN, ceph, check_mode, checking, run
 from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, plan_daemons, step
 from ansible.module_utils.carapace_ceph_options import conf_keys, normalize, option_key, same_value
 
@@ -132,22 +138,24 @@ def apply(p, the_plan):
         if current is not None and same_value(kind, current, option["value"]):
             steps.append(step("%s = %s: already set centrally, no change" % (describe(option), option["value"])))
             continue
-        rc, answer = ceph_command(["config", "set", option["section"], option["name"], option["value"]], timeout)
-        if rc != 0:
-            raise Refused("ceph config set %s %s %s refused it: %s" % (option["section"], option["name"], option["value"], answer or "exit %s" % rc))
+        if not checking():
+            rc, answer = ceph_command(["config", "set", option["section"], option["name"], option["value"]], timeout)
+            if rc != 0:
+                raise Refused("ceph config set %s %s %s refused it: %s" % (option["section"], option["name"], option["value"], answer or "exit %s" % rc))
         changed = True
-        steps.append(step("%s = %s: set centrally (was %s; %s)" % (describe(option), option["value"], current if current is not None else "not set",
-                                                                     needs_restart_note(info[option["name"]])), changed=True))
+        steps.append(step("%s = %s: %s centrally (was %s; %s)" % (describe(option), option["value"], "would be set" if checking() else "set",
+                                                                 current if current is not None else "not set", needs_restart_note(info[option["name"]])), changed=True))
     for option in the_plan["central_remove"]:
         if (option["section"], option["name"]) not in stored:
             steps.append(step("%s: not set centrally, no change" % describe(option)))
             continue
-        rc, answer = ceph_command(["config", "rm", option["section"], option["name"]], timeout)
-        if rc != 0:
-            raise Refused("ceph config rm %s %s refused it: %s" % (option["section"], option["name"], answer or "exit %s" % rc))
+        if not checking():
+            rc, answer = ceph_command(["config", "rm", option["section"], option["name"]], timeout)
+            if rc != 0:
+                raise Refused("ceph config rm %s %s refused it: %s" % (option["section"], option["name"], answer or "exit %s" % rc))
         changed = True
-        steps.append(step("%s: removed centrally (was %s; %s)" % (describe(option), stored[(option["section"], option["name"])],
-                                                                  needs_restart_note(info[option["name"]])), changed=True))
+        steps.append(step("%s: %s centrally (was %s; %s)" % (describe(option), "would be removed" if checking() else "removed",
+                                                             stored[(option["section"], option["name"])], needs_restart_note(info[option["name"]])), changed=True))
     for option in the_plan["conf_set"]:
         steps.append(step("%s = %s: in ceph.conf on every host (%s; %s)" % (
             describe(option), option["value"],
@@ -211,7 +219,11 @@ def running(p, the_plan):
             if value is None:
                 # a socket left by a daemon that stopped: it is not running
                 break
-            if in_conf and "value" in option and option_info_["runtime"] and not same_value(option_info_["type"], value, option["value"]):
+            if in_conf and "value" in option and option_info_["runtime"] and not same_value(option_info_["type"], value, option["value"]) and checking():
+                changed = True
+                steps.append(step("%s: %s %s → %s, would be applied at runtime" % (key, option["name"], value, option["value"]), changed=True))
+                value = option["value"]
+            elif in_conf and "value" in option and option_info_["runtime"] and not same_value(option_info_["type"], value, option["value"]):
                 rc, out, err = asok(daemon["asok"], ["config", "set", option["name"], option["value"]], timeout)
                 if rc != 0:
                     raise Refused("ceph daemon %s config set %s %s failed: %s" % (key, option["name"], option["value"], (err or out).strip() or "exit %s" % rc))
@@ -224,11 +236,22 @@ def running(p, the_plan):
     return changed, values, steps
 
 
-def wanted_value(key, option, in_conf, timeout):
+class Unknowable(Exception):
+    """Check mode: the value a daemon should run with is known only after the real change."""
+
+
+def wanted_value(key, option, in_conf, timeout, stored=None):
     """The value daemon key should run with: a ceph.conf option's own value, else what the
-    monitors give that daemon (their value, or Ceph's default once removed)."""
+    monitors give that daemon (their value, or Ceph's default once removed). In check mode
+    (stored: the central configuration now, nothing applied) an option to set gives its
+    value, a stored option to remove raises Unknowable."""
     if in_conf and "value" in option:
         return option["value"]
+    if stored is not None and "value" in option:
+        return option["value"]
+    if stored is not None and (option["section"], option["name"]) in stored:
+        raise Unknowable("%s would be removed centrally: the value %s then runs with (Ceph's default, or a broader section's) is known only once it is" % (
+            describe(option), key))
     rc, out, err = ceph(["config", "get", key, option["name"]], timeout=timeout, check=False)
     if rc != 0:
         raise Refused("ceph config get %s %s failed: %s" % (key, option["name"], (err or "").strip() or "exit %s" % rc))
@@ -243,7 +266,8 @@ def restarts(p, the_plan):
         if isinstance(found, dict):
             running_values.update(found)
     daemons = plan_daemons(lambda d: False, timeout)
-    reasons, down, steps = {}, set(), []
+    stored = stored_central(timeout) if checking() else None
+    reasons, down, steps, unknown = {}, set(), [], []
     for option, in_conf in checked_options(the_plan):
         for daemon in daemons:
             key = "%s.%s" % (daemon["type"], daemon["id"])
@@ -253,7 +277,11 @@ def restarts(p, the_plan):
             if value is None:
                 down.add(key)
                 continue
-            wanted = wanted_value(key, option, in_conf, timeout)
+            try:
+                wanted = wanted_value(key, option, in_conf, timeout, stored)
+            except Unknowable as err:
+                unknown.append(str(err))
+                continue
             if not same_value(info[option["name"]]["type"], value, wanted):
                 reasons.setdefault(key, []).append("%s is %s, should be %s" % (option["name"], value, wanted))
     for option in p["set"] + p["remove"]:
@@ -272,7 +300,7 @@ def restarts(p, the_plan):
     if elsewhere:
         raise Refused("daemons run on hosts this configuration does not hold, so they could not be restarted: %s" % (
             ", ".join("%s.%s on %s" % (d["type"], d["id"], d["host"] or "an unknown host") for d in elsewhere)))
-    return daemons, steps
+    return daemons, steps, unknown
 
 
 def main():
@@ -288,9 +316,10 @@ def main():
             conf_path=dict(type="path", default="/etc/ceph/ceph.conf"),
             cli_timeout=dict(type="int", default=30),
         ),
-        supports_check_mode=False,
+        supports_check_mode=True,
     )
     p = module.params
+    check_mode(module)
     for option in p["set"] + p["remove"]:
         if not isinstance(option.get("section"), str) or not isinstance(option.get("name"), str):
             module.fail_json(msg="every option needs a section and a name, got %s" % json.dumps(option))
@@ -310,8 +339,8 @@ def main():
         if p["mode"] == "running":
             changed, values, steps = running(p, the_plan)
             module.exit_json(changed=changed, running=values, carapace_steps=steps)
-        daemons, steps = restarts(p, the_plan)
-        module.exit_json(changed=False, daemons=daemons, carapace_steps=steps)
+        daemons, steps, unknown = restarts(p, the_plan)
+        module.exit_json(changed=False, daemons=daemons, carapace_steps=steps, **({UNKNOWN: "; ".join(unknown)} if unknown else {}))
     except Refused as err:
         module.fail_json(msg=str(err))
 

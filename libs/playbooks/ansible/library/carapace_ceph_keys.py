@@ -16,6 +16,11 @@ description:
     its v2 and v1 address, so that all of them start in one election.
   - What exists is kept (a second run changes nothing). Returns the files' contents for the
     other hosts (use no_log).
+  - Check mode writes and generates nothing: it reports which keys, keyrings and the map it
+    would make (would_change), returns those that exist (a deployed cluster: the same as a
+    real run) and an empty string for each it would make (a key cannot be known before it is
+    generated), and asks the cluster (ceph auth get, read only) for a manager's key the
+    monitor keyring lacks.
 options:
   fsid: {type: str, required: true}
   mon_names: {type: list, elements: str, required: true, description: the monitors' daemon ids}
@@ -28,7 +33,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, ceph, ensure_dir, ids, read_text, run
+from ansible.module_utils.carapace_ceph import CommandError, ceph, check_mode, check_result, ensure_dir, ids, read_text, run, would
 
 ADMIN = "/etc/ceph/ceph.client.admin.keyring"
 BOOTSTRAP_OSD = "/var/lib/ceph/bootstrap-osd/ceph.keyring"
@@ -48,6 +53,42 @@ def entity_key(keyring_text, entity):
     return match.group(0).rstrip("\n") + "\n" if match else None
 
 
+def preview(module, p):
+    """Check mode: what a real run would make, and what exists."""
+    changed = ensure_dir(TMP, 0o755, "ceph", "ceph")
+    changed |= ensure_dir(os.path.dirname(BOOTSTRAP_OSD), 0o755, "ceph", "ceph")
+    for path, what in ((ADMIN, "the client.admin key"), (BOOTSTRAP_OSD, "the client.bootstrap-osd key"),
+                       (MON_KEYRING, "the mon. key and the monitor keyring importing every key (with one key per manager)"),
+                       (MONMAP, "the initial monitor map of %s" % ", ".join("%s [v2:%s:3300,v1:%s:6789]" % (n, a, a) for n, a in zip(p["mon_names"], p["mon_addresses"])))):
+        if not os.path.exists(path):
+            would("generate %s in %s" % (what, path))
+            changed = True
+    mon_keyring = read_text(MON_KEYRING)
+    mgr_keyrings = {}
+    for name in p["mgrs"]:
+        section = entity_key(mon_keyring, "mgr." + name) if mon_keyring is not None else None
+        if section is None and mon_keyring is not None:
+            rc, out, _ = ceph(["auth", "get", "mgr." + name], check=False)
+            if rc == 0 and out.strip():
+                section = out.strip() + "\n"
+            else:
+                would("create the key of mgr.%s in the cluster (ceph auth get-or-create)" % name)
+                changed = True
+        mgr_keyrings[name] = section or ""
+    monmap = ""
+    if os.path.exists(MONMAP):
+        with open(MONMAP, "rb") as handle:
+            monmap = base64.b64encode(handle.read()).decode("ascii")
+    module.exit_json(**check_result(
+        changed=changed,
+        admin_keyring=read_text(ADMIN) or "",
+        bootstrap_osd_keyring=read_text(BOOTSTRAP_OSD) or "",
+        mon_keyring=mon_keyring or "",
+        mgr_keyrings=mgr_keyrings,
+        monmap=monmap,
+    ))
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -56,11 +97,13 @@ def main():
             mon_addresses=dict(type="list", elements="str", required=True),
             mgrs=dict(type="list", elements="str", default=[]),
         ),
-        supports_check_mode=False,
+        supports_check_mode=True,
     )
     p = module.params
     if len(p["mon_names"]) != len(p["mon_addresses"]) or not p["mon_names"]:
         module.fail_json(msg="mon_names and mon_addresses must be lists of the same length, not empty")
+    if check_mode(module):
+        preview(module, p)
     changed = False
     try:
         changed |= ensure_dir(TMP, 0o755, "ceph", "ceph")

@@ -36,6 +36,11 @@ description:
   - mode=finish, on the monitor: unsets the hosts' noout flags that Carapace set and removes
     their config-key records.
   - mode=forget, on a host: removes the record.
+  - Check mode changes nothing: gate asks Ceph's questions for real (for at most
+    check_timeout seconds) and fails with the same message on a no, then reports the manager
+    hand-over, the noout flags and the records it would make; stop, start, finish and forget
+    report what they would do; down and back ask once and report check_mode_unknown where
+    the daemons would be stopped or started only by a real run.
 options:
   mode: {type: str, required: true, choices: [gate, stop, down, start, back, finish, forget]}
   hosts: {type: list, elements: str, default: [], description: short host names (gate, back, finish)}
@@ -48,6 +53,7 @@ options:
   daemon_timeout: {type: int, default: 600}
   clean_timeout: {type: int, default: 900}
   cli_timeout: {type: int, default: 30}
+  check_timeout: {type: int, default: 30, description: check mode - how long a no of ok-to-stop is asked again}
 """
 
 import json
@@ -56,7 +62,7 @@ import re
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import ensure_dir, osd_activation_units, run, tail, write_file
+from ansible.module_utils.carapace_ceph import UNKNOWN, check_mode, checking, ensure_dir, osd_activation_units, run, tail, write_file
 from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
@@ -138,6 +144,20 @@ def gate(p):
             raise Refused("Ceph says osd %s may not stop (asked for %d s): %s" % (", ".join("osd." + o for o in osds), waited, words))
         steps.append(step("Ceph says %s may stop: %s" % (", ".join("osd." + o for o in osds), words), started))
     changed = False
+    if checking():
+        if dump.get("active_name") in mgrs:
+            changed = True
+            steps.append(step("mgr.%s would hand over to a manager on another host (%s)" % (dump["active_name"], ", ".join(others)), started, changed=True))
+        for host in p["hosts"]:
+            if found[host]["osd"]:
+                if set_noout(host, "%s %s" % (p["why"], host), timeout):
+                    changed = True
+                    steps.append(step("noout would be set on %s only" % host, started, changed=True))
+                else:
+                    steps.append(step("noout was set on %s already, by an operator: left as it is" % host, started))
+            steps.append(step("the maintenance of %s would be recorded (config-key %s%s)" % (host, MARK, host), started, changed=True))
+            changed = True
+        return changed, found, steps
     if dump.get("active_name") in mgrs:
         rc, said = ceph_command(["mgr", "fail", dump["active_name"]], timeout)
         if rc != 0:
@@ -171,6 +191,9 @@ def down(p):
     started = time.time()
     mons, osds = names(p["daemons"], "mon"), names(p["daemons"], "osd")
     steps = []
+    if checking() and (mons or osds):
+        return steps, "nothing is stopped in check mode: whether %s go down (and the quorum holds) is known only after a real run" % (
+            ", ".join(["mon." + m for m in mons] + ["osd." + o for o in osds]))
 
     def osds_down():
         states = dict((str(o.get("osd")), o) for o in osd_dump(timeout).get("osds", []))
@@ -197,7 +220,7 @@ def down(p):
         if not ok:
             raise Refused("the monitors %s are still in the quorum, or it is lost: %s" % (", ".join(mons), words))
         steps.append(step("%s out of the quorum, which holds (%s)" % (", ".join("mon." + m for m in mons), words), started))
-    return steps
+    return steps, None
 
 
 def marks(timeout):
@@ -235,7 +258,17 @@ def back(p):
     steps = []
     started = time.time()
     if not mons and not osds:
-        return [step("Nothing of these hosts to wait for", started)]
+        return [step("Nothing of these hosts to wait for", started)], None
+    if checking():
+        states = dict((str(o.get("osd")), o) for o in osd_dump(timeout).get("osds", []))
+        in_quorum, _ = quorum(timeout)
+        away = ["mon." + m for m in mons if m not in in_quorum] + ["osd." + i for i in osds if not int((states.get(i) or {}).get("up", 0) or 0)]
+        if away:
+            return steps, "nothing is started in check mode: whether %s come back (and the PGs settle) is known only after a real run" % ", ".join(away)
+        ok, words = pgs_settled(others, timeout) if p["clean"] else (True, "")
+        if not ok:
+            return steps, "the daemons are back, the PGs are not settled now (%s): a real run would wait up to %d s" % (words, p["clean_timeout"])
+        return [step("%s back, the PGs settled" % ", ".join(["mon." + m for m in mons] + ["osd." + i for i in osds]), started)], None
     if mons:
         def mons_in():
             in_quorum, _ = quorum(timeout)
@@ -257,7 +290,7 @@ def back(p):
             raise Refused("OSDs not back after %d s (noout stays set, nothing moves): %s" % (waited, words))
         steps.append(step("%s up and in after %.1f s" % (", ".join("osd." + i for i in osds), waited), started))
     if not p["clean"]:
-        return steps
+        return steps, None
     clean_started = time.time()
     ok, words, waited = wait_until(lambda: pgs_settled(others, timeout), p["clean_timeout"], 2)
     if not ok:
@@ -266,7 +299,7 @@ def back(p):
         steps.append(step("Every PG active, none recovering, after %.1f s (%s still in maintenance: %s)" % (waited, ", ".join(others), words), clean_started))
     else:
         steps.append(step("Every PG active+clean after %.1f s" % waited, clean_started))
-    return steps
+    return steps, None
 
 
 def finish(p):
@@ -277,7 +310,13 @@ def finish(p):
     for host in p["hosts"]:
         if unset_noout(host, timeout):
             changed = True
-            steps.append(step("noout unset on %s" % host, started, changed=True))
+            steps.append(step("noout %s on %s" % ("would be unset" if checking() else "unset", host), started, changed=True))
+        if checking():
+            rc, _ = ceph_command(["config-key", "exists", MARK + host], timeout)
+            if rc == 0:
+                changed = True
+                steps.append(step("the maintenance record of %s would be removed" % host, started, changed=True))
+            continue
         ceph_command(["config-key", "rm", MARK + host], timeout)
     return changed, steps
 
@@ -311,6 +350,8 @@ def stop(p):
     activation = osd_activation_units(names(daemons, "osd"))
     if not units:
         return [step("No %s daemon on this host" % ", ".join(p["kinds"]), started)]
+    if checking():
+        return [step("%s would be stopped and masked%s" % (", ".join(units), "; %s disabled" % ", ".join(activation) if activation else ""), started, changed=True)]
     record = read_record(p["record"])
     masked = sorted(set(record.get("masked", [])) | set(units))
     disabled = sorted(set(record.get("disabled", [])) | set(activation))
@@ -343,6 +384,14 @@ def start(p):
     chosen = [u for u in masked if kind_of(u) in p["kinds"]]
     if not chosen:
         return False, [], [step("Nothing of %s to start on this host" % ", ".join(p["kinds"]), started)]
+    if checking():
+        daemons = {"mon": [], "mgr": [], "osd": []}
+        for unit in chosen:
+            match = re.match(r"^ceph-(mon|mgr|osd)@(.+)\.service$", unit)
+            if match:
+                daemons[match.group(1)].append(match.group(2))
+        return True, daemons, [step("%s would be unmasked and started%s" % (", ".join(chosen), "; %s enabled" % ", ".join(disabled) if "osd" in p["kinds"] and disabled else ""),
+                                    started, changed=True)]
     rc, out, err = run(["systemctl", "unmask"] + chosen, timeout=120)
     if rc != 0:
         raise Refused("systemctl unmask %s: %s" % (" ".join(chosen), tail(err or out)))
@@ -386,9 +435,13 @@ def main():
             daemon_timeout=dict(type="int", default=600),
             clean_timeout=dict(type="int", default=900),
             cli_timeout=dict(type="int", default=30),
+            check_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    if check_mode(module):
+        p["ok_to_stop_timeout"] = min(p["ok_to_stop_timeout"], p["check_timeout"])
     bad = [h for h in p["hosts"] if not re.match(r"^[A-Za-z0-9][A-Za-z0-9-]*$", h)]
     if bad:
         module.fail_json(msg="not short host names: %s" % ", ".join(bad))
@@ -406,17 +459,19 @@ def main():
         if mode == "stop":
             module.exit_json(changed=True, carapace_steps=stop(p))
         if mode == "down":
-            module.exit_json(changed=False, carapace_steps=down(p))
+            steps, unknown = down(p)
+            module.exit_json(changed=False, carapace_steps=steps, **({UNKNOWN: unknown} if unknown else {}))
         if mode == "start":
             changed, daemons, steps = start(p)
             module.exit_json(changed=changed, daemons=daemons, carapace_steps=steps)
         if mode == "back":
-            module.exit_json(changed=False, carapace_steps=back(p))
+            steps, unknown = back(p)
+            module.exit_json(changed=False, carapace_steps=steps, **({UNKNOWN: unknown} if unknown else {}))
         if mode == "finish":
             changed, steps = finish(p)
             module.exit_json(changed=changed, carapace_steps=steps)
         existed = os.path.exists(p["record"])
-        if existed:
+        if existed and not checking():
             os.unlink(p["record"])
         module.exit_json(changed=existed)
     except Refused as err:

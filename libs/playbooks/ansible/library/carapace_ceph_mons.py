@@ -32,6 +32,10 @@ description:
     /var/lib/ceph/mon/removed-ceph-NAME-TIME, the admin keyring removed (only monitors hold it).
   - mode=conf, on a monitor: the mon_host line of the monitors as they are (in rank order)
     and the client ceph.conf (`ceph config generate-minimal-conf`).
+  - Check mode asks every gate for real (gate_add, gate_remove fail as in a real run) and
+    reads the keys and the map (seed); create, remove and retire change nothing and report
+    what they would do (would_change); joined asks once, without waiting, and reports
+    check_mode_unknown where the monitor would only be there after a real run.
 options:
   mode: {type: str, required: true, choices: [gate_add, seed, create, joined, gate_remove, remove, retire, conf]}
   name: {type: str, default: ""}
@@ -55,7 +59,23 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, ceph, ensure_dir, make_mon_store, read_text, run, systemd_running, tail, write_file
+from ansible.module_utils.carapace_ceph import (
+    CHECK,
+    UNKNOWN,
+    CommandError,
+    ceph,
+    check_mode,
+    check_result,
+    checking,
+    ensure_dir,
+    make_mon_store,
+    read_text,
+    run,
+    systemd_running,
+    tail,
+    would,
+    write_file,
+)
 from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_required, daemon_metadata, step, upstream, use_librados, wait_until
 from ansible.module_utils.carapace_ceph_options import conf_value
 
@@ -162,7 +182,11 @@ def create(p):
     steps = []
     rc, out, err = run(["ceph-mon", "--version"], timeout=60)
     here = upstream(out)
-    if rc != 0 or not here:
+    if (rc != 0 or not here) and checking():
+        # the packages a real run installs first are not installed in check mode
+        steps.append(step("ceph-mon is not installed here yet: its version is compared once it is"))
+        here = (p["versions"] or [""])[0]
+    elif rc != 0 or not here:
         raise Refused("ceph-mon is not installed here: %s" % tail(err or out, 3))
     if p["versions"] and here not in p["versions"]:
         raise Refused("ceph-mon %s here, the monitors run %s: the same version first (upgrade_ceph, or this host's packages)" % (here, ", ".join(p["versions"])))
@@ -172,7 +196,7 @@ def create(p):
         raise Refused("%s holds the store of an earlier monitor: it would not join (removed from the map) or could fork the cluster; move it away first" % data)
     changed = False
     changed |= ensure_dir("/etc/ceph", 0o755)
-    changed |= write_file(ADMIN_KEYRING, p["admin_keyring"], 0o600)
+    changed |= write_file(ADMIN_KEYRING, p["admin_keyring"], 0o600, secret=True)
     if not made:
         if os.path.isdir(data) and os.listdir(data):
             raise Refused("%s is not empty and holds no monitor store: move it away first" % data)
@@ -199,11 +223,17 @@ def joined(p):
         ok = name in names and all(n in quorum for n in names)
         return ok, describe(mons, quorum)
 
+    if checking():
+        ok, words = check()
+        if not ok:
+            return [step("mon.%s: whether it joins is known only after a real run (%s)" % (name, words), started)], \
+                "mon.%s is not made or started in check mode, so whether it joins the quorum is known only after a real run (now: %s)" % (name, words)
+        return [step("mon.%s in quorum (%s)" % (name, words), started)], None
     ok, words, waited = wait_until(check, p["join_timeout"], 2.0)
     if not ok:
         raise Refused("mon.%s did not join the quorum within %d s (%s). It syncs the cluster's store first, which takes long on a large one; "
                       "it is left running: `ceph daemon mon.%s mon_status` on its host tells its state, remove_mon takes it away" % (name, waited, words, name))
-    return [step("mon.%s in quorum after %.0f s (%s)" % (name, waited, words), started)]
+    return [step("mon.%s in quorum after %.0f s (%s)" % (name, waited, words), started)], None
 
 
 def find(mons, name, address):
@@ -244,6 +274,11 @@ def remove(p):
     steps = []
     started = time.time()
     mons, _ = status(timeout)
+    if checking():
+        if any(m.get("name") == name for m in mons):
+            would("ceph mon rm %s, then wait for the quorum of the others" % name)
+            return [step("mon.%s would be removed from the map" % name, started, changed=True)]
+        return [step("mon.%s is not in the map: nothing to remove" % name, started)]
     if any(m.get("name") == name for m in mons):
         rc, said = ceph_command(["mon", "rm", name], timeout)
         if rc != 0:
@@ -271,11 +306,19 @@ def retire(p):
     started = time.time()
     _, enabled, _ = run(["systemctl", "is-enabled", unit], timeout=60)
     _, active, _ = run(["systemctl", "is-active", unit], timeout=60)
+    data = os.path.join(MON_DIR, "ceph-%s" % name)
+    if checking():
+        if enabled.strip() not in ("disabled", "not-found", "") or active.strip() not in ("inactive", "failed", "unknown", ""):
+            would("stop and disable %s" % unit)
+        if os.path.exists(data):
+            would("move the store %s to %s/removed-ceph-%s-TIME" % (data, MON_DIR, name))
+        if os.path.exists(ADMIN_KEYRING):
+            would("remove the admin keyring %s" % ADMIN_KEYRING)
+        return bool(CHECK["would"]), [step("would: %s" % w, started, changed=True) for w in CHECK["would"]]
     if enabled.strip() not in ("disabled", "not-found", "") or active.strip() not in ("inactive", "failed", "unknown", ""):
         run(["systemctl", "disable", "--now", unit], timeout=300, check=True)
         changed = True
     run(["systemctl", "reset-failed", unit], timeout=60)
-    data = os.path.join(MON_DIR, "ceph-%s" % name)
     if os.path.exists(data):
         kept = os.path.join(MON_DIR, "removed-ceph-%s-%s" % (name, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())))
         os.rename(data, kept)
@@ -319,8 +362,10 @@ def main():
             quorum_timeout=dict(type="int", default=300),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    check_mode(module)
     mode = p["mode"]
     if mode in ("gate_add", "create", "joined", "retire") and not p["name"]:
         module.fail_json(msg="mode %s needs the monitor's name" % mode)
@@ -341,17 +386,18 @@ def main():
             module.exit_json(changed=False, **seed(p))
         if mode == "create":
             changed, steps = create(p)
-            module.exit_json(changed=changed, carapace_steps=steps)
+            module.exit_json(**check_result(changed=changed, carapace_steps=steps))
         if mode == "joined":
-            module.exit_json(changed=False, carapace_steps=joined(p))
+            steps, unknown = joined(p)
+            module.exit_json(changed=False, carapace_steps=steps, **({UNKNOWN: unknown} if unknown else {}))
         if mode == "gate_remove":
             module.exit_json(changed=False, **gate_remove(p))
         if mode == "remove":
             steps = remove(p)
-            module.exit_json(changed=bool(steps) and steps[0]["changed"], carapace_steps=steps)
+            module.exit_json(**check_result(changed=bool(steps) and steps[0]["changed"], carapace_steps=steps))
         if mode == "retire":
             changed, steps = retire(p)
-            module.exit_json(changed=changed, carapace_steps=steps)
+            module.exit_json(**check_result(changed=changed, carapace_steps=steps))
         module.exit_json(changed=False, **conf(p))
     except Refused as err:
         module.fail_json(msg=str(err))

@@ -10,13 +10,15 @@ description:
     those Carapace marked when buckets is empty) where Carapace set it (its mark in
     config-key carapace/noout/HOST), and removes the mark. A flag an operator set is never
     unset. Reports what it unset.
+  - Check mode reads the marks and flags and reports what it would unset, unsetting nothing.
 options:
   buckets: {type: list, elements: str, default: []}
   cli_timeout: {type: int, default: 30}
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph_cluster import Refused, marked_noout, unset_noout
+from ansible.module_utils.carapace_ceph import check_mode
+from ansible.module_utils.carapace_ceph_cluster import Refused, group_flags, marked_noout, osd_dump, unset_noout
 
 
 def main():
@@ -25,9 +27,16 @@ def main():
             buckets=dict(type="list", elements="str", default=[]),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
     try:
+        if check_mode(module):
+            marked = marked_noout(p["cli_timeout"])
+            buckets = [b for b in (p["buckets"] or sorted(marked)) if b in marked]
+            dump = osd_dump(p["cli_timeout"])
+            would_change = ["unset noout on %s" % b if "noout" in group_flags(dump, b) else "remove Carapace's noout mark of %s" % b for b in buckets]
+            module.exit_json(changed=bool(buckets), unset=buckets, would_change=would_change)
         buckets = p["buckets"] or sorted(marked_noout(p["cli_timeout"]))
         unset = [b for b in buckets if unset_noout(b, p["cli_timeout"])]
     except Refused as err:

@@ -20,6 +20,11 @@ description:
     (--dmcrypt when asked) one device after the other (LVM's metadata lock serializes them
     anyway), which enables the OSD's activation unit; then ceph-osd@ID is made sure to run.
   - Returns osds, one entry per device (device, state, osd_id, detail). No key is returned.
+  - Check mode changes nothing: it looks at the devices for real (a device that is not free
+    fails as in a real run), reports the OSDs it would prepare (would_change) and whether the
+    keyring, the drop-in and the units would change. Where the Ceph tools are not installed
+    yet (a new host), a device with any signature is reported unknown (check_mode_unknown):
+    only they can tell an OSD of this cluster.
 options:
   fsid: {type: str, required: true}
   devices: {type: list, elements: str, required: true}
@@ -32,7 +37,20 @@ options:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, daemon_reload, ensure_dir, run, start_all, systemd_running, tail, write_file
+from ansible.module_utils.carapace_ceph import (
+    UNKNOWN,
+    CommandError,
+    check_mode,
+    check_result,
+    daemon_reload,
+    ensure_dir,
+    run,
+    start_all,
+    systemd_running,
+    tail,
+    would,
+    write_file,
+)
 from ansible.module_utils.carapace_ceph_devices import ToolMissing, scan
 
 DROPIN_DIR = "/etc/systemd/system/ceph-osd@.service.d"
@@ -54,23 +72,40 @@ def main():
             bootstrap_keyring=dict(type="str", required=True, no_log=True),
             timeout=dict(type="int", default=600),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    checking = check_mode(module)
     changed = False
     try:
         changed |= ensure_dir("/var/lib/ceph/bootstrap-osd", 0o755, "ceph", "ceph")
-        changed |= write_file("/var/lib/ceph/bootstrap-osd/ceph.keyring", p["bootstrap_keyring"].strip() + "\n", 0o600, "ceph", "ceph")
+        changed |= write_file("/var/lib/ceph/bootstrap-osd/ceph.keyring", p["bootstrap_keyring"].strip() + "\n", 0o600, "ceph", "ceph", secret=True)
         changed |= ensure_dir(DROPIN_DIR, 0o755)
         if write_file(os.path.join(DROPIN_DIR, "carapace-block-owner.conf"), DROPIN, 0o644):
             daemon_reload()
             changed = True
 
-        report = scan(p["mode"], p["fsid"], p["devices"])
+        report = scan(p["mode"], p["fsid"], p["devices"], without_tools=checking)
         refused = ["%s: %s" % (r["device"], r["detail"]) for r in report if r["state"] in ("foreign", "incomplete")]
         if refused:
             module.fail_json(msg="these devices are not free, nothing was written to them: %s" % "; ".join(refused), osds=report, changed=changed)
 
         free = [r["device"] for r in report if r["state"] == "free"]
+        if checking:
+            for device in free:
+                would("prepare a BlueStore OSD on %s (ceph-volume %s%s), enable and start it" % (
+                    device, "raw prepare" if p["mode"] == "raw" else "lvm create", " --dmcrypt" if p["dmcrypt"] and p["mode"] == "lvm" else ""))
+            ours = [r for r in report if r["state"] == "ours"]
+            units = ["ceph-osd@%d.service" % r["osd_id"] for r in ours]
+            if units:
+                changed |= systemd_running((["ceph-osd.target"] if p["mode"] == "raw" else []) + units, enable=p["mode"] == "raw")
+            elif free and p["mode"] == "raw":
+                changed |= systemd_running(["ceph-osd.target"])
+            unknown = ["%s: %s" % (r["device"], r["detail"]) for r in report if r["state"] == "unknown"]
+            result = check_result(changed=changed or bool(free), osds=report, would_prepare=free)
+            if unknown:
+                result[UNKNOWN] = "cannot tell what these devices hold before the Ceph packages are installed: %s" % "; ".join(unknown)
+            module.exit_json(**result)
         if free:
             if p["mode"] == "raw":
                 done = start_all([["ceph-volume", "raw", "prepare", "--bluestore", "--data", d, "--no-tmpfs"] for d in free], p["timeout"])

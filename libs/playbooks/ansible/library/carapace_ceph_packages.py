@@ -20,8 +20,19 @@ description:
     Installed Ceph packages are then pinned at that version
     (/etc/apt/preferences.d/carapace-ceph-version) so that no later apt upgrade moves them.
     A host already at that version changes nothing.
+  - mode=simulate changes nothing: `apt-get -s install --no-install-recommends` of packages
+    from the host's package lists as they are (cluster_deploy's preview, where apt's own
+    check mode would need python3-apt on the host): returns the packages (with their
+    dependencies) apt would install, as would_change and, with --diff, a diff of the package
+    list, and changed when there is one. When apt cannot resolve them from those lists (a
+    real run refreshes them first) it says so in check_mode_unknown instead of failing.
+  - Check mode (a preview): mode=check reads every source, the host's own too, into a
+    scratch apt state (the host's package lists are not refreshed); mode=install installs
+    nothing and writes nothing: it reports the packages it would install at that version, and
+    whether (with --diff, how) the source, key and pins would change.
 options:
-  mode: {type: str, choices: [check, install], required: true}
+  mode: {type: str, choices: [check, install, simulate], required: true}
+  packages: {type: list, elements: str, default: [], description: "mode=simulate: the packages to install"}
   kind: {type: str, choices: [distribution, repository], default: distribution}
   url: {type: str, description: "the repository's URI (http, https or file)"}
   suite: {type: str}
@@ -42,7 +53,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import CommandError, run, tail, write_file
+from ansible.module_utils.carapace_ceph import UNKNOWN, CommandError, check_mode, check_result, checking, run, tail, would, write_file
 from ansible.module_utils.carapace_ceph_cluster import upstream, version_key
 
 SOURCES = "/etc/apt/sources.list.d/carapace-ceph.sources"
@@ -105,22 +116,33 @@ def madison(options, package, timeout):
     return versions
 
 
+def scratch_apt_state(extra=()):
+    """A new scratch directory for apt's state: `extra`, lists/partial and cache/archives/partial
+    in it; the caller removes it."""
+    state = tempfile.mkdtemp(prefix="carapace-apt-")
+    try:
+        # apt downloads as its sandbox user _apt, which must reach the lists.
+        os.chmod(state, 0o755)
+        for d in tuple(extra) + ("lists/partial", "cache/archives/partial"):
+            os.makedirs(os.path.join(state, d), 0o755)
+        try:
+            sandbox = pwd.getpwnam("_apt")
+            for d in ("lists/partial", "cache/archives/partial"):
+                os.chown(os.path.join(state, d), sandbox.pw_uid, -1)
+        except KeyError:
+            pass
+    except BaseException:
+        shutil.rmtree(state, ignore_errors=True)
+        raise
+    return state
+
+
 def check(module, p):
     timeout = p["timeout"]
     installed = installed_ceph_packages()
     if p["kind"] == "repository":
-        state = tempfile.mkdtemp(prefix="carapace-apt-")
+        state = scratch_apt_state(("parts",))
         try:
-            # apt downloads as its sandbox user _apt, which must reach the lists.
-            os.chmod(state, 0o755)
-            for d in ("parts", "lists/partial", "cache/archives/partial"):
-                os.makedirs(os.path.join(state, d), 0o755)
-            try:
-                sandbox = pwd.getpwnam("_apt")
-                for d in ("lists/partial", "cache/archives/partial"):
-                    os.chown(os.path.join(state, d), sandbox.pw_uid, -1)
-            except KeyError:
-                pass
             with open(os.path.join(state, "key.asc"), "w") as handle:
                 handle.write(p["key"] or "")
             with open(os.path.join(state, "carapace-ceph.sources"), "w") as handle:
@@ -131,6 +153,17 @@ def check(module, p):
             problems = [line for line in err.splitlines() if re.match(r"^(W|E): ", line) and "unsandboxed" not in line]
             if rc != 0 or problems:
                 module.fail_json(msg="the package source %s %s cannot be read: %s" % (p["url"], p["suite"], tail("\n".join(problems) or err, 8)), rc=rc)
+            offered = madison(options, PROBE, timeout)
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+    elif checking():
+        # the host's own sources, read into scratch lists: its package lists stay as they are
+        state = scratch_apt_state()
+        try:
+            options = ["-o", "Dir::State::Lists=%s/lists" % state, "-o", "Dir::Cache=%s/cache" % state]
+            rc, out, err = run(["apt-get"] + options + ["-q", "update"], timeout=timeout, check=False)
+            if rc != 0:
+                module.fail_json(msg="apt-get update failed: %s" % tail(err, 8), rc=rc)
             offered = madison(options, PROBE, timeout)
         finally:
             shutil.rmtree(state, ignore_errors=True)
@@ -162,6 +195,18 @@ def install(module, p):
         now = time.time()
         module.exit_json(changed=False, before=installed, after=installed,
                          carapace_steps=[{"name": "Ceph %s already installed on this host" % version, "result": "ok", "time_started": now, "time_finished": now}])
+    if checking():
+        if p["kind"] == "repository":
+            write_file(KEY, (p["key"] or "").rstrip("\n") + "\n", 0o644)
+            write_file(SOURCES, sources_text(p, KEY), 0o644)
+            if p["pin"]:
+                write_file(PIN, "# Carapace: the Ceph package source only where asked for\nPackage: *\nPin: %s\nPin-Priority: 100\n" % p["pin"], 0o644)
+            elif os.path.exists(PIN):
+                would("remove %s" % PIN)
+        for package in sorted(installed):
+            would("install %s=%s (now %s), no Ceph daemon started or restarted" % (package, version, installed[package]))
+        would("pin the Ceph packages at %s (%s)" % (version, VERSION_PIN))
+        module.exit_json(**check_result(changed=True, before=installed, after=dict((k, version) for k in installed)))
     changed = False
     options = []
     if p["kind"] == "repository":
@@ -209,6 +254,28 @@ def install(module, p):
     module.exit_json(changed=True, before=installed, after=after)
 
 
+def simulate(module, p):
+    """mode=simulate: what apt-get would install, from the package lists as they are."""
+    if not p["packages"] or any(not re.match(r"^[a-z0-9][a-z0-9+.-]*$", name) for name in p["packages"]):
+        module.fail_json(msg="mode=simulate needs package names, got %s" % p["packages"])
+    env = dict(os.environ)
+    env.update(ENV)
+    rc, out, err = run_env(["apt-get", "-s", "-q", "install", "--no-install-recommends"] + list(p["packages"]), env, p["timeout"])
+    if rc != 0:
+        module.exit_json(changed=False, packages=[], **{UNKNOWN: "apt-get cannot plan the install of %s from this host's package lists as they are "
+                                                       "(a real run refreshes them first): %s" % (", ".join(p["packages"]), tail(err or out, 4))})
+    found = []
+    for line in out.splitlines():
+        match = re.match(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+)", line)
+        if match:
+            found.append({"name": match.group(1), "version": match.group(2)})
+    result = {"changed": bool(found), "packages": found, "would_change": ["install %s %s" % (f["name"], f["version"]) for f in found]}
+    if module._diff and found:
+        result["diff"] = {"before": "", "after": "".join("%s %s\n" % (f["name"], f["version"]) for f in found),
+                          "before_header": "installed packages", "after_header": "packages apt-get would install"}
+    module.exit_json(**result)
+
+
 def run_env(argv, env, timeout):
     try:
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env, check=False)
@@ -220,7 +287,8 @@ def run_env(argv, env, timeout):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            mode=dict(type="str", choices=["check", "install"], required=True),
+            mode=dict(type="str", choices=["check", "install", "simulate"], required=True),
+            packages=dict(type="list", elements="str", default=[]),
             kind=dict(type="str", choices=["distribution", "repository"], default="distribution"),
             url=dict(type="str", default=""),
             suite=dict(type="str", default=""),
@@ -231,8 +299,10 @@ def main():
             version=dict(type="str", default=""),
             timeout=dict(type="int", default=900),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    check_mode(module)
     if p["kind"] == "repository":
         problems = []
         if not re.match(r"^(https?://[^\s\"]+|file:/[^\s\"]*)$", p["url"] or ""):
@@ -250,6 +320,8 @@ def main():
     if p["target"] and not re.match(r"^\d+\.\d+\.\d+$", p["target"]):
         module.fail_json(msg="target must be an upstream version such as 18.2.7, got %r" % p["target"])
     try:
+        if p["mode"] == "simulate":
+            simulate(module, p)
         if p["mode"] == "check":
             check(module, p)
         else:

@@ -29,6 +29,10 @@ description:
     under the pool's name, when no other pool uses them. An absent pool is nothing to do.
   - mode=restore - the clean-up after a failed or canceled remove_pool - puts
     mon_allow_pool_delete back if a run left it marked.
+  - Check mode changes nothing in Ceph: every refusal above is decided for real (from the
+    same reads), and each change a real run would make is a step "would ..." (changed);
+    mode=wait asks once and reports check_mode_unknown for a pool that does not exist yet
+    or whose PGs are not all active+clean now (a real run would wait for them).
 options:
   mode: {type: str, required: true, choices: [add, wait, remove, restore]}
   pool: {type: dict, default: {}, description: "add, wait - the PoolSpec of add_pool"}
@@ -43,7 +47,7 @@ import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import tail
+from ansible.module_utils.carapace_ceph import UNKNOWN, check_mode, checking, tail
 from ansible.module_utils.carapace_ceph_cluster import Refused, ceph_command, ceph_json, ceph_required, librados_session, step, use_librados, wait_until
 
 RESERVED = (".mgr", "device_health_metrics", ".rgw.root", ".nfs")
@@ -268,6 +272,9 @@ def converge(spec, pool, timeout, steps):
     def setting(label, current, wanted, args, read, note=""):
         """Sets one value, reads the pool back (read(pool) must give wanted), reports a step."""
         started = time.time()
+        if checking():
+            steps.append(step("pool %s: %s would be %s → %s%s" % (name, label, current, wanted, note), started, changed=True))
+            return pool
         change(args, timeout)
         now = read_pool(name, timeout) or {}
         if read(now) != wanted:
@@ -297,7 +304,10 @@ def converge(spec, pool, timeout, steps):
             pool = setting("target_size_ratio", ratio(pool), round(wanted, 6), ["osd", "pool", "set", name, "target_size_ratio", spec["target_size_ratio"]], ratio)
     # P6: the application, never replaced
     apps = (pool.get("application_metadata") or {}).keys()
-    if not apps:
+    if not apps and checking():
+        steps.append(step("pool %s: application %s would be enabled%s" % (name, spec["application"], " (rbd pool init)" if spec["application"] == "rbd" else ""),
+                          time.time(), changed=True))
+    elif not apps:
         started = time.time()
         change(["osd", "pool", "application", "enable", name, spec["application"]], timeout)
         how = ""
@@ -311,7 +321,9 @@ def converge(spec, pool, timeout, steps):
             raise Refused("pool %s: the application %s was enabled but Ceph does not show it" % (name, spec["application"]))
         steps.append(step("pool %s: application %s enabled%s" % (name, spec["application"], how), started, changed=True))
     # P7: erasure-coded pools for RBD and CephFS need partial writes
-    if spec["type"] == "erasure" and spec["application"] in ("rbd", "cephfs") and "ec_overwrites" not in flags(pool):
+    if spec["type"] == "erasure" and spec["application"] in ("rbd", "cephfs") and "ec_overwrites" not in flags(pool) and checking():
+        steps.append(step("pool %s: allow_ec_overwrites would be turned on (for %s; it cannot be turned off)" % (name, spec["application"]), time.time(), changed=True))
+    elif spec["type"] == "erasure" and spec["application"] in ("rbd", "cephfs") and "ec_overwrites" not in flags(pool):
         started = time.time()
         change(["osd", "pool", "set", name, "allow_ec_overwrites", "true"], timeout)
         pool = read_pool(name, timeout) or {}
@@ -347,6 +359,12 @@ def add(spec, timeout, steps):
         where = "up and in OSDs" if spec["crush_failure_domain"] == "osd" else "%ss with up and in OSDs" % spec["crush_failure_domain"]
         steps.append(step("Ceph can place pool %s: %d %s (%s) for %d %s" % (
             name, len(found), where, ", ".join(found), spec["size"], "copies" if spec["type"] == "replicated" else "chunks"), started))
+    if pool is None and checking():
+        steps.append(step("pool %s would be created: %s, size %s, min_size %s, autoscale %s, application %s%s" % (
+            name, describe_layout(spec), spec["size"] or "Ceph's default", spec["min_size"] or "Ceph's default", spec["pg_autoscale_mode"], spec["application"],
+            ", quotas %d bytes / %d objects" % (spec["quota_max_bytes"], spec["quota_max_objects"]) if spec["quota_max_bytes"] or spec["quota_max_objects"] else ""),
+            started, changed=True))
+        return True, {"pool_name": name}
     if pool is None:
         pool = create(spec, timeout, steps)
     pool = converge(spec, pool, timeout, steps)
@@ -376,10 +394,17 @@ def wait(spec, timeout, clean_timeout):
         ok = bool(stats) and all(str(s).startswith("active+clean") for s in states)
         return ok, ", ".join("%d %s" % (n, s) for s, n in sorted(states.items())) or "no PGs yet"
 
+    if checking():
+        if read_pool(name, timeout) is None:
+            return None, "pool %s does not exist in check mode: whether its PGs become active+clean is known only after a real run" % name
+        ok, words = check()
+        if not ok:
+            return None, "pool %s: its PGs are not all active+clean now (%s); a real run would wait up to %d s for them" % (name, words, clean_timeout)
+        return step("pool %s: its %d PGs are active+clean" % (name, count[0]), started), None
     ok, words, waited = wait_until(check, clean_timeout, interval=2.0)
     if not ok:
         raise Refused("pool %s: its PGs are not all active+clean after %d s: %s" % (name, clean_timeout, words))
-    return step("pool %s: its %d PGs active+clean after %.1f s" % (name, count[0], waited), started)
+    return step("pool %s: its %d PGs active+clean after %.1f s" % (name, count[0], waited), started), None
 
 
 # ---------------------------------------------------------------- remove
@@ -543,6 +568,17 @@ def remove_pool(removal, timeout, steps):
     steps.append(step(("Ceph says pool %s is empty: %s" if not others else "pool %s holds objects, deleted as allow_non_empty says: %s") % (name, said), started))
     rule_id = int(pool.get("crush_rule", -1))
     profile = pool.get("erasure_code_profile") or ""
+    if checking():
+        values, files = deletion_setting(timeout)
+        if files and not all(values.values()):
+            raise Refused("mon_allow_pool_delete is set in the ceph.conf file of %s (%s), which wins over Ceph's central configuration: remove it there first; nothing changed"
+                          % (", ".join("mon.%s" % m for m in sorted(files)), ", ".join("%s=%s" % kv for kv in sorted(files.items()))))
+        started = time.time()
+        if not all(values.values()):
+            steps.append(step("mon_allow_pool_delete would be true for the deletion, and put back after it", started, changed=True))
+        steps.append(step("pool %s would be deleted%s" % (name, ", and what add_pool or Ceph made only for it (its CRUSH rule, its erasure-code profile) when nothing else uses it"
+                                                         if profile else ""), started, changed=True))
+        return True
     # D3-D5
     marked = False
     failure = None
@@ -622,10 +658,12 @@ def main():
             clean_timeout=dict(type="int", default=600),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
     timeout = p["cli_timeout"]
     steps = []
+    check_mode(module)
     # many short questions to the cluster: one librados connection, not a ceph process each
     # (`osd pool create` and `osd pool rm`, with optional and flag arguments, go through the CLI)
     use_librados(timeout)
@@ -638,7 +676,10 @@ def main():
             for key in ("name", "type", "ec_profile", "crush_failure_domain", "pg_autoscale_mode", "target_size_ratio", "application"):
                 spec[key] = str(spec.get(key) if spec.get(key) is not None else "")
             if p["mode"] == "wait":
-                steps.append(wait(spec, timeout, p["clean_timeout"]))
+                done, unknown = wait(spec, timeout, p["clean_timeout"])
+                if unknown:
+                    module.exit_json(changed=False, carapace_steps=steps, **{UNKNOWN: unknown})
+                steps.append(done)
                 module.exit_json(changed=False, carapace_steps=steps)
             changed, pool = add(spec, timeout, steps)
             module.exit_json(changed=changed, carapace_steps=steps, pool=dict((k, pool.get(k)) for k in (
@@ -647,6 +688,10 @@ def main():
         if p["mode"] == "remove":
             changed = remove_pool(p["removal"], timeout, steps)
             module.exit_json(changed=changed, carapace_steps=steps)
+        if checking():
+            found = marks(DELETE_MARK, timeout).get(DELETE_MARK)
+            module.exit_json(changed=found is not None, carapace_steps=[step("mon_allow_pool_delete would be put back (a run left it marked: %s)" % found, started, changed=True)
+                                                                         if found is not None else step("mon_allow_pool_delete: nothing Carapace changed", started)])
         back = restore_deletion(timeout)
         module.exit_json(changed=back is not None, carapace_steps=[back] if back else [step("mon_allow_pool_delete: nothing Carapace changed", started)])
     except Refused as err:

@@ -35,6 +35,11 @@ description:
   - mode=back, on a monitor: waits (daemon_timeout) until the OSDs are up under a new
     incarnation and in, sets their CRUSH weight to the new device's size when it differs by
     more than 2 %, waits (clean_timeout) for every PG active+clean, and removes the marks.
+  - Check mode changes nothing: locate and the safe-to-destroy question are asked for real
+    (once); a no while the OSDs are still in is check_mode_unknown (their data would only
+    move once they are marked out); stop, destroy and create report what they would do
+    (a device that is not free, without wipe, fails as in a real run); back is
+    check_mode_unknown (nothing was replaced).
 options:
   mode: {type: str, required: true, choices: [locate, drain, undrain, stop, destroy, create, back]}
   osds: {type: list, elements: dict, required: true, description: "[{id, device}]"}
@@ -57,7 +62,16 @@ import shutil
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import osd_activation_units, osd_device_mapper_chain, remove_device_mapper_chain, run, tail
+from ansible.module_utils.carapace_ceph import (
+    UNKNOWN,
+    check_mode,
+    checking,
+    osd_activation_units,
+    osd_device_mapper_chain,
+    remove_device_mapper_chain,
+    run,
+    tail,
+)
 from ansible.module_utils.carapace_ceph_cluster import (
     Refused,
     ceph_command,
@@ -65,6 +79,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     ceph_required,
     osd_dump,
     pgs_clean,
+    safe_to_destroy,
     step,
     use_librados,
     wait_until,
@@ -122,16 +137,6 @@ def is_encrypted(uuid, timeout):
     return rc == 0
 
 
-def safe_to_destroy(ids, timeout):
-    rc, data, err = ceph_json(["osd", "safe-to-destroy"] + ids, timeout)
-    if rc != 0 or not isinstance(data, dict):
-        return False, tail(err, 3) or "no answer (exit %s)" % rc
-    safe = set(str(i) for i in data.get("safe_to_destroy", []))
-    blocking = dict((k, data.get(k)) for k in ("active", "missing_stats", "stored_pgs") if data.get(k))
-    ok = set(ids) <= safe and not blocking
-    return ok, "safe_to_destroy=%s%s" % (sorted(safe), "".join(", %s=%s" % (k, v) for k, v in blocking.items()))
-
-
 def drain(p):
     timeout = p["cli_timeout"]
     started = time.time()
@@ -139,7 +144,19 @@ def drain(p):
     todo = [o["id"] for o in p["osds"] if "destroyed" not in (states.get(o["id"], {}).get("state") or [])]
     steps, marked = [], []
     if not todo:
-        return False, [step("Already destroyed: nothing to drain", started)]
+        return False, [step("Already destroyed: nothing to drain", started)], None
+    if checking():
+        going_out = [i for i in todo if int(states[i].get("in", 0) or 0)]
+        if going_out:
+            steps.append(step("%s would be marked out: its data would move to the other OSDs" % ", ".join("osd." + i for i in going_out), started, changed=True))
+        ok, words = safe_to_destroy(todo, timeout)
+        if ok:
+            steps.append(step("Ceph says %s may be destroyed (%s)" % (", ".join("osd." + i for i in todo), words), started))
+            return bool(going_out), steps, None
+        return bool(going_out), steps, "Ceph says now that %s may not be destroyed (%s); %s" % (
+            ", ".join("osd." + i for i in todo), words,
+            "they are still in: whether their data can move elsewhere once they are marked out is known only after a real run" if going_out
+            else "a real run would wait up to %d s for their data to be safe elsewhere" % p["safe_to_destroy_timeout"])
     for i in todo:
         if int(states[i].get("in", 0) or 0):
             rc, said = ceph_command(["config-key", "set", MARK + i, "%d out" % time.time()], timeout)
@@ -167,7 +184,7 @@ def drain(p):
         raise Refused("Ceph does not say %s may be destroyed (asked for %d s): %s; PGs: %s%s" % (
             ", ".join("osd." + i for i in todo), waited, words, stat, "; marked in again" if marked else ""))
     steps.append(step("Ceph says %s may be destroyed (%s), after %.0f s" % (", ".join("osd." + i for i in todo), words, waited), started))
-    return bool(marked), steps
+    return bool(marked), steps, None
 
 
 def undrain(p):
@@ -180,9 +197,11 @@ def undrain(p):
     states = osd_states(timeout)
     back_in = [i for i in marked if i in [o["id"] for o in p["osds"]] and int(states.get(i, {}).get("up", 0) or 0)
                and "destroyed" not in (states.get(i, {}).get("state") or [])]
-    for i in back_in:
+    for i in back_in if not checking() else []:
         ceph_command(["osd", "in", i], timeout)
         ceph_command(["config-key", "rm", MARK + i], timeout)
+    if back_in and checking():
+        return True, [step("%s would be marked in again" % ", ".join("osd." + i for i in back_in), started, changed=True)]
     if back_in:
         return True, [step("%s marked in again" % ", ".join("osd." + i for i in back_in), started, changed=True)]
     return False, [step("No OSD to mark in again", started)]
@@ -195,6 +214,8 @@ def destroy(p):
     todo = [o["id"] for o in p["osds"] if "destroyed" not in (states.get(o["id"], {}).get("state") or [])]
     if not todo:
         return False, [step("Already destroyed", started)]
+    if checking():
+        return True, [step("%s would be marked down and destroyed: id, CRUSH place and weight kept" % ", ".join("osd." + i for i in todo), started, changed=True)]
     ceph_command(["osd", "down"] + todo, timeout)
 
     def down():
@@ -221,6 +242,9 @@ def back(p):
     started = time.time()
     ids = [o["id"] for o in p["osds"]]
     steps = []
+    if checking():
+        return steps, "nothing is replaced in check mode: whether %s come back up and in on the new devices, and the PGs clean, is known only after a real run" % (
+            ", ".join("osd." + i for i in ids))
 
     def up_and_in():
         now = osd_states(timeout)
@@ -249,7 +273,7 @@ def back(p):
     steps.append(step("Every PG active+clean after %.1f s" % waited, clean_started))
     for i in ids:
         ceph_command(["config-key", "rm", MARK + i], timeout)
-    return steps
+    return steps, None
 
 
 # ---------------------------------------------------------------- on the OSDs' host
@@ -262,6 +286,10 @@ def stop(p):
     activation = osd_activation_units(ids)
     # Read before the directories are unmounted: what each OSD's block sits on (lvm OSDs).
     chains = dict((i, osd_device_mapper_chain(i)) for i in ids)
+    if checking():
+        return [step("%s would be stopped and disabled%s%s" % (", ".join(units), "; %s disabled" % ", ".join(activation) if activation else "",
+                                                             "".join("; osd.%s's device-mapper devices %s closed" % (i, ", ".join(c)) for i, c in chains.items() if c)),
+                     started, changed=True)]
     rc, out, err = run(["systemctl", "disable", "--now"] + units + activation, timeout=p["daemon_timeout"])
     if rc != 0:
         raise Refused("systemctl disable --now %s: %s" % (" ".join(units + activation), tail(err or out)))
@@ -296,11 +324,20 @@ def create(p):
         i, device = osd["id"], osd["device"]
         if not os.path.exists(device):
             raise Refused("osd.%s: the new device %s does not exist on this host" % (i, device))
-        found = scan(p["osd_mode"], p["fsid"], [device])[0]
+        found = scan(p["osd_mode"], p["fsid"], [device], without_tools=checking())[0]
         if found["state"] == "ours" and str(found["osd_id"]) == i:
             steps.append(step("osd.%s: %s holds it already (an earlier run made it)" % (i, device), started))
         elif found["state"] == "ours":
             raise Refused("osd.%s: %s holds osd.%s of this cluster: it is not a new device" % (i, device, found["osd_id"]))
+        elif checking():
+            if found["state"] != "free" and not p["wipe"]:
+                raise Refused("osd.%s: %s is not empty (%s); give wipe_devices: true to wipe it" % (i, device, found["detail"]))
+            if found["state"] != "free":
+                steps.append(step("osd.%s: %s would be wiped (it holds %s)" % (i, device, found["detail"]), started, changed=True))
+            steps.append(step("osd.%s would be made again on %s (ceph-volume %s)" % (i, device, "raw prepare" if p["osd_mode"] == "raw" else "lvm create"), started, changed=True))
+            changed = True
+            sizes[i] = device_size(device)
+            continue
         else:
             if found["state"] != "free":
                 if not p["wipe"]:
@@ -322,6 +359,14 @@ def create(p):
             changed = True
             steps.append(step("osd.%s made again on %s (%s)" % (i, device, " ".join(argv[1:3])), started, changed=True))
         unit = "ceph-osd@%s.service" % i
+        if checking():
+            _, enabled, _ = run(["systemctl", "is-enabled", unit], timeout=60)
+            _, active, _ = run(["systemctl", "is-active", unit], timeout=60)
+            if enabled.strip() != "enabled" or active.strip() != "active":
+                steps.append(step("%s would be enabled and started" % unit, started, changed=True))
+                changed = True
+            sizes[i] = device_size(device)
+            continue
         rc, out, err = run(["systemctl", "enable", "--now", unit], timeout=p["daemon_timeout"])
         if rc != 0:
             raise Refused("systemctl enable --now %s: %s" % (unit, tail(err or out)))
@@ -346,8 +391,10 @@ def main():
             clean_timeout=dict(type="int", default=900),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    check_mode(module)
     osds = []
     for osd in p["osds"]:
         i, device = str(osd.get("id", "")), str(osd.get("device", ""))
@@ -363,8 +410,8 @@ def main():
         if mode == "locate":
             module.exit_json(changed=False, osds=locate(p))
         if mode == "drain":
-            changed, steps = drain(p)
-            module.exit_json(changed=changed, carapace_steps=steps)
+            changed, steps, unknown = drain(p)
+            module.exit_json(changed=changed, carapace_steps=steps, **({UNKNOWN: unknown} if unknown else {}))
         if mode == "stop":
             module.exit_json(changed=True, carapace_steps=stop(p))
         if mode == "undrain":
@@ -376,7 +423,8 @@ def main():
         if mode == "create":
             changed, sizes, steps = create(p)
             module.exit_json(changed=changed, sizes=sizes, carapace_steps=steps)
-        module.exit_json(changed=False, carapace_steps=back(p))
+        steps, unknown = back(p)
+        module.exit_json(changed=False, carapace_steps=steps, **({UNKNOWN: unknown} if unknown else {}))
     except (Refused, ToolMissing) as err:
         module.fail_json(msg=str(err))
 

@@ -15,6 +15,9 @@ description:
   - Returns carapace_steps, a step for each daemon (its version before and after, and how
     long it was down) that the runner's callback shows in place of this task's own step.
     Fails, naming the daemons not back and the PG states, when timeout runs out.
+  - Check mode: nothing was restarted, so whether the daemons come back (and at which
+    version) cannot be known; the module says so (check_mode_unknown) with changed false, and
+    for OSDs reports the PGs' state now (pgs_now) without waiting.
 options:
   type: {type: str, choices: [mon, mgr, osd], required: true}
   ids: {type: list, elements: str, required: true}
@@ -31,6 +34,7 @@ options:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.carapace_ceph import UNKNOWN, check_mode
 from ansible.module_utils.carapace_ceph_cluster import (
     ceph_required,
     incarnations,
@@ -77,9 +81,20 @@ def main():
             clean_timeout=dict(type="int", default=900),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
     kind, ids, timeout = p["type"], [str(i) for i in p["ids"]], p["cli_timeout"]
+    if check_mode(module):
+        result = {"changed": False, UNKNOWN: "nothing is restarted in check mode: whether %s%s would come back%s is known only after a real restart" % (
+            ", ".join("%s.%s" % (kind, i) for i in ids), " on %s" % p["host"] if p["host"] else "", " at %s" % upstream(p["expect"]) if p["expect"] else "")}
+        if kind == "osd":
+            try:
+                clean, words = pgs_clean(timeout)
+                result["pgs_now"] = "%s: %s" % ("active+clean" if clean else "not all active+clean", words)
+            except Exception as err:  # pylint: disable=broad-except
+                result["pgs_now"] = "unknown: %s" % err
+        module.exit_json(**result)
     expect = upstream(p["expect"]) if p["expect"] else ""
     seen = {}
     state = {"versions": {}}

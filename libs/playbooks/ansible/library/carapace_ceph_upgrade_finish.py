@@ -20,6 +20,7 @@ options:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.carapace_ceph import UNKNOWN, check_mode, check_result, would
 from ansible.module_utils.carapace_ceph_cluster import (
     RELEASES,
     Refused,
@@ -39,8 +40,10 @@ def main():
             target=dict(type="str", required=True),
             cli_timeout=dict(type="int", default=30),
         ),
+        supports_check_mode=True,
     )
     p = module.params
+    checking = check_mode(module)
     timeout = p["cli_timeout"]
     target = upstream(p["target"])
     release = release_name(target)
@@ -48,6 +51,10 @@ def main():
     try:
         versions = running_versions(timeout)
         behind = ["%s.%s %s" % (kind, i, v or "?") for kind in ("mon", "mgr", "osd") for i, v in sorted(versions[kind].items()) if v != target]
+        if behind and checking:
+            # a preview upgraded nothing: the daemons still run what they ran
+            module.exit_json(changed=False, release=release, **{UNKNOWN: "nothing is upgraded in check mode, so %s still run their version: "
+                                                                "whether require_osd_release becomes %s is known after a real upgrade" % (", ".join(behind), release)})
         if behind:
             module.fail_json(msg="not every daemon runs %s yet: %s" % (target, ", ".join(behind)))
         started = time.time()
@@ -55,9 +62,12 @@ def main():
         order = dict((name, number) for number, name in RELEASES.items())
         changed = False
         if release and order.get(required, 0) < order.get(release, 0):
-            rc, said = ceph_command(["osd", "require-osd-release", release], timeout)
-            if rc != 0:
-                module.fail_json(msg="ceph osd require-osd-release %s: %s" % (release, said))
+            if checking:
+                would("ceph osd require-osd-release %s (now %s)" % (release, required))
+            else:
+                rc, said = ceph_command(["osd", "require-osd-release", release], timeout)
+                if rc != 0:
+                    module.fail_json(msg="ceph osd require-osd-release %s: %s" % (release, said))
             steps.append({"name": "require_osd_release: %s → %s" % (required, release), "result": "ok", "changed": True,
                           "time_started": started, "time_finished": time.time()})
             changed = True
@@ -70,7 +80,7 @@ def main():
         module.fail_json(msg=str(err))
     if not steps:
         steps.append({"name": "every daemon runs %s, require_osd_release %s" % (target, release), "result": "ok"})
-    module.exit_json(changed=changed, carapace_steps=steps, release=release)
+    module.exit_json(**check_result(changed=changed, carapace_steps=steps, release=release))
 
 
 if __name__ == "__main__":

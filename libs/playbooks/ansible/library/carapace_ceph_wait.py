@@ -18,6 +18,10 @@ description:
   - Asks through librados (python3-rados, a dependency of ceph-common) on one connection.
   - Returns status, the text of `ceph -s`, in both cases; fails with it and the reason when
     the wait runs out. Changes nothing.
+  - Check mode asks the same for at most check_timeout seconds. What it waits for follows
+    changes a preview did not make (daemons made, started or restarted), so a wait that runs
+    out there, or a host without python3-rados yet, is not a failure: the module returns
+    changed false with check_mode_unknown saying what was missing, and the status.
 options:
   quorum: {type: int}
   osds: {type: int}
@@ -25,13 +29,14 @@ options:
   mgr: {type: bool, description: wait for an active manager when true}
   timeout: {type: int, default: 300, description: seconds}
   cli_timeout: {type: int, default: 30, description: bound of each call to the cluster (seconds; at most 10 are used while polling)}
+  check_timeout: {type: int, default: 10, description: check mode - how long it waits}
 """
 
 import json
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import tail
+from ansible.module_utils.carapace_ceph import UNKNOWN, tail
 
 
 class Unanswered(Exception):
@@ -122,22 +127,33 @@ def main():
             mgr=dict(type="bool"),
             timeout=dict(type="int", default=300),
             cli_timeout=dict(type="int", default=30),
+            check_timeout=dict(type="int", default=10),
         ),
         mutually_exclusive=[["osds", "osd_ids"]],
         required_one_of=[["quorum", "osds", "osd_ids", "mgr"]],
         supports_check_mode=True,
     )
     p = module.params
+    if module.check_mode:
+        p["timeout"] = min(p["timeout"], p["check_timeout"])
     try:
         import rados  # pylint: disable=import-outside-toplevel
     except ImportError:
-        module.fail_json(msg="python3-rados is missing (ceph-common depends on it): cannot ask the cluster")
+        refuse(module, msg="python3-rados is missing (ceph-common depends on it): cannot ask the cluster")
     # short calls while polling: a monitor that does not answer is asked again
     cluster = Cluster(rados, min(max(5, p["cli_timeout"]), 10))
     try:
         wait(module, p, cluster)
     finally:
         cluster.close()
+
+
+def refuse(module, msg, **result):
+    """Fails with msg; in check mode, says instead that it cannot be known before a real run."""
+    if module.check_mode:
+        result[UNKNOWN] = "%s; in check mode nothing was made, started or restarted before this wait, so whether a real run gets there is known only then" % msg
+        module.exit_json(changed=False, **result)
+    module.fail_json(msg=msg, **result)
 
 
 def wait(module, p, cluster):
@@ -151,7 +167,7 @@ def wait(module, p, cluster):
 
         done, what = poll(check_quorum, p["timeout"])
         if not done:
-            module.fail_json(msg="the monitors did not reach quorum within %d s: %s" % (p["timeout"], what), status=cluster.status())
+            refuse(module, msg="the monitors did not reach quorum within %d s: %s" % (p["timeout"], what), status=cluster.status())
 
     if p["mgr"]:
         def check_mgr():
@@ -160,7 +176,7 @@ def wait(module, p, cluster):
 
         done, what = poll(check_mgr, max(0, p["timeout"] - (time.monotonic() - started)))
         if not done:
-            module.fail_json(msg="no manager became active within %d s" % p["timeout"], status=cluster.status())
+            refuse(module, msg="no manager became active within %d s" % p["timeout"], status=cluster.status())
 
     if p["osds"] is None and p["osd_ids"] is None:
         module.exit_json(changed=False, status=cluster.status(), waited=round(time.monotonic() - started, 1), detail=what)
@@ -178,7 +194,7 @@ def wait(module, p, cluster):
 
     done, what = poll(check_osds, max(0, p["timeout"] - (time.monotonic() - started)))
     if not done:
-        module.fail_json(msg="the OSDs were not up and in within %d s: %s" % (p["timeout"], what), status=cluster.status())
+        refuse(module, msg="the OSDs were not up and in within %d s: %s" % (p["timeout"], what), status=cluster.status())
 
     # every OSD answers (asked again while time is left)
     ids = wanted if wanted is not None else [o["osd"] for o in cluster.mon("osd dump")["osds"]]
@@ -188,7 +204,7 @@ def wait(module, p, cluster):
         time.sleep(1)
         silent = cluster.silent_osds([i for i in ids if "osd.%d" % i in silent])
     if silent:
-        module.fail_json(
+        refuse(module, 
             msg="OSDs up and in but not answering within %d s: %s" % (p["timeout"], "; ".join("%s: %s" % kv for kv in silent.items())),
             status=cluster.status(),
         )

@@ -10,6 +10,8 @@ description:
   - Writes content to dest atomically (a temporary file beside it, renamed) when the file
     does not already hold it; sets mode, owner and group. The parent directory is made
     (root, 0755) when missing. Reports changed only when something changed.
+  - Check mode changes nothing and reports whether it would, what (would_change) and, with
+    --diff, the content before and after. An owner that does not exist yet is a change.
 options:
   dest: {type: path, required: true}
   content: {type: str, required: true}
@@ -21,7 +23,7 @@ options:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.carapace_ceph import write_file
+from ansible.module_utils.carapace_ceph import check_mode, check_result, would, write_file
 
 
 def main():
@@ -33,22 +35,27 @@ def main():
             owner=dict(type="str", default="root"),
             group=dict(type="str", default="root"),
         ),
+        supports_check_mode=True,
     )
     p = module.params
     try:
         mode = int(p["mode"], 8)
     except ValueError:
         module.fail_json(msg="mode must be octal, got %s" % p["mode"])
+    checking = check_mode(module)
     changed = False
     parent = os.path.dirname(p["dest"])
     if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
+        if checking:
+            would("create directory %s" % parent)
+        else:
+            os.makedirs(parent, 0o755)
         changed = True
     try:
         changed |= write_file(p["dest"], p["content"], mode, p["owner"], p["group"])
     except (KeyError, OSError) as err:
         module.fail_json(msg="%s: %s" % (p["dest"], err))
-    module.exit_json(changed=changed, dest=p["dest"])
+    module.exit_json(**check_result(changed=changed, dest=p["dest"]))
 
 
 if __name__ == "__main__":

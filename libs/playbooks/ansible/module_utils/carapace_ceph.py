@@ -15,6 +15,52 @@ import time
 
 CEPH_USER = "ceph"
 
+# Check mode (a preview, `ansible-playbook --check --diff`). A module calls check_mode(module)
+# first; from then on the helpers below that change a host (write_file, ensure_dir,
+# systemd_running, daemon_reload) only find out whether they would, record what they would do
+# (would_change: one sentence each) and, in diff mode, a diff per file or directory, and
+# change nothing. check_result() gives both to the module's result.
+CHECK = {"on": False, "diff": False, "diffs": [], "would": []}
+
+# The key of a module's result that says a check-mode run cannot know what a real run would
+# do without changing something, and why (with changed: false). The runner's callback shows
+# such a task as "unknown in check mode".
+UNKNOWN = "check_mode_unknown"
+
+
+def check_mode(module):
+    """Switches the helpers to check mode when the module runs in it; returns whether it does."""
+    CHECK["on"] = bool(getattr(module, "check_mode", False))
+    CHECK["diff"] = bool(getattr(module, "_diff", False))
+    del CHECK["diffs"][:]
+    del CHECK["would"][:]
+    return CHECK["on"]
+
+
+def checking():
+    """Whether the helpers run in check mode (see check_mode)."""
+    return CHECK["on"]
+
+
+def would(sentence):
+    """Records a change a real run would make (check mode), e.g. "start ceph-mon@a.service"."""
+    CHECK["would"].append(sentence)
+
+
+def check_result(**result):
+    """result with would_change (and, in diff mode, diff) of what the helpers recorded in
+    check mode; result itself otherwise."""
+    if CHECK["on"]:
+        result.setdefault("would_change", list(CHECK["would"]))
+        if CHECK["diff"] and CHECK["diffs"] and "diff" not in result:
+            result["diff"] = list(CHECK["diffs"])
+    return result
+
+
+def _diff(path, before, after):
+    if CHECK["on"] and CHECK["diff"]:
+        CHECK["diffs"].append({"before": before, "after": after, "before_header": path, "after_header": path})
+
 
 class CommandError(Exception):
     """A command that could not run or exited non-zero, with its output for the message."""
@@ -86,8 +132,40 @@ def ids(name_user, name_group):
     return pwd.getpwnam(name_user).pw_uid, grp.getgrnam(name_group).gr_gid
 
 
-def _own(path, st, mode, uid, gid):
-    """Sets the owner and mode of path (whose stat is st) where they differ; True if so."""
+def _ids_or_none(name_user, name_group):
+    """ids(), or (None, None) in check mode when the user or group does not exist yet (the
+    Ceph packages a real run installs first make the ceph user)."""
+    try:
+        return ids(name_user, name_group)
+    except KeyError:
+        if CHECK["on"]:
+            return None, None
+        raise
+
+
+def _owner_name(uid, gid):
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return "%s:%s" % (user, group)
+
+
+def _own(path, st, mode, uid, gid, owner=None, group=None):
+    """Sets the owner and mode of path (whose stat is st) where they differ; True if so. In
+    check mode (uid None: the owner does not exist yet), only says whether it would."""
+    if CHECK["on"]:
+        now = {"path": path, "mode": "%04o" % (st.st_mode & 0o7777), "owner": _owner_name(st.st_uid, st.st_gid)}
+        wanted = {"path": path, "mode": "%04o" % mode, "owner": "%s:%s" % (owner, group) if owner else _owner_name(uid, gid)}
+        if uid is None or st.st_uid != uid or st.st_gid != gid or st.st_mode & 0o7777 != mode:
+            would("set mode %s and owner %s of %s (now %s, %s)" % (wanted["mode"], wanted["owner"], path, now["mode"], now["owner"]))
+            _diff(path, now, wanted)
+            return True
+        return False
     changed = False
     if st.st_uid != uid or st.st_gid != gid:
         os.chown(path, uid, gid)
@@ -100,6 +178,13 @@ def _own(path, st, mode, uid, gid):
 
 def ensure_dir(path, mode, owner="root", group="root"):
     """Creates path (and its parents) with mode/owner; True when something changed."""
+    if CHECK["on"]:
+        if not os.path.isdir(path):
+            would("create directory %s (mode %04o, %s:%s)" % (path, mode, owner, group))
+            _diff(path, {"path": path, "state": "absent"}, {"path": path, "state": "directory", "mode": "%04o" % mode, "owner": "%s:%s" % (owner, group)})
+            return True
+        uid, gid = _ids_or_none(owner, group)
+        return _own(path, os.stat(path), mode, uid, gid, owner, group)
     changed = False
     if not os.path.isdir(path):
         os.makedirs(path, mode)
@@ -108,19 +193,37 @@ def ensure_dir(path, mode, owner="root", group="root"):
     return _own(path, os.stat(path), mode, uid, gid) or changed
 
 
-def write_file(path, content, mode, owner="root", group="root"):
+def _shown(data, secret):
+    """A file's content as a diff shows it: its text, or a placeholder for a secret or binary."""
+    if data is None:
+        return ""
+    if secret:
+        return "(a secret of %d bytes: not shown)\n" % len(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "(%d bytes of binary data)\n" % len(data)
+
+
+def write_file(path, content, mode, owner="root", group="root", secret=False):
     """Writes content (str or bytes) atomically unless the file already holds it with that
-    mode and owner; True when something changed."""
+    mode and owner; True when something changed. In check mode, only says whether it would
+    (a diff of the content, never of a secret's: secret=True shows its size only)."""
     data = content.encode("utf-8") if isinstance(content, str) else content
-    uid, gid = ids(owner, group)
+    uid, gid = _ids_or_none(owner, group)
     try:
         with open(path, "rb") as current:
-            same = current.read() == data
+            old = current.read()
+        same = old == data
         st = os.stat(path)
     except FileNotFoundError:
-        same, st = False, None
+        old, same, st = None, False, None
     if same:
-        return _own(path, st, mode, uid, gid)
+        return _own(path, st, mode, uid, gid, owner, group)
+    if CHECK["on"]:
+        would("%s %s (mode %04o, %s:%s)" % ("create" if old is None else "rewrite", path, mode, owner, group))
+        _diff(path, _shown(old, secret), _shown(data, secret))
+        return True
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".carapace-", dir=directory)
     try:
@@ -161,18 +264,27 @@ def systemd_running(units, enable=True, timeout=120):
         states = out.split()
         todo = [u for u, s in zip(units, states + [""] * len(units)) if s not in ("enabled", "static", "enabled-runtime", "alias", "indirect")]
         if todo:
-            run(["systemctl", "enable"] + todo, timeout=timeout, check=True)
+            if CHECK["on"]:
+                would("enable %s" % " ".join(todo))
+            else:
+                run(["systemctl", "enable"] + todo, timeout=timeout, check=True)
             changed = True
     rc, out, _ = run(["systemctl", "is-active"] + units, timeout=timeout)
     states = out.split()
     todo = [u for u, s in zip(units, states + [""] * len(units)) if s != "active"]
     if todo:
-        run(["systemctl", "start"] + todo, timeout=timeout, check=True)
+        if CHECK["on"]:
+            would("start %s" % " ".join(todo))
+        else:
+            run(["systemctl", "start"] + todo, timeout=timeout, check=True)
         changed = True
     return changed
 
 
 def daemon_reload(timeout=120):
+    if CHECK["on"]:
+        would("reload systemd's units (systemctl daemon-reload)")
+        return
     run(["systemctl", "daemon-reload"], timeout=timeout, check=True)
 
 
@@ -234,7 +346,10 @@ def remove_device_mapper_chain(names, timeout=60):
 def make_mon_store(name, fsid, mon_keyring, monmap, timeout=300):
     """Makes the store of monitor NAME in /var/lib/ceph/mon/ceph-NAME (owned by ceph) with
     ceph-mon --mkfs from the mon. keyring and a monitor map (bytes), both written to a private
-    directory under /var/lib/ceph/tmp that is removed afterwards."""
+    directory under /var/lib/ceph/tmp that is removed afterwards. In check mode, only says it would."""
+    if CHECK["on"]:
+        would("make the store of mon.%s (ceph-mon --mkfs) in /var/lib/ceph/mon/ceph-%s" % (name, name))
+        return
     ensure_dir("/var/lib/ceph/tmp", 0o755, "ceph", "ceph")
     ensure_dir("/var/lib/ceph/mon/ceph-%s" % name, 0o750, "ceph", "ceph")
     work = tempfile.mkdtemp(prefix="carapace-mon-", dir="/var/lib/ceph/tmp")

@@ -10,7 +10,7 @@ import json
 import re
 import time
 
-from ansible.module_utils.carapace_ceph import ceph, tail
+from ansible.module_utils.carapace_ceph import ceph, checking, tail, would
 
 # Ceph's major versions and their release names (ceph osd require-osd-release takes the name).
 RELEASES = {
@@ -273,6 +273,9 @@ def set_noout(bucket, why, timeout=30):
     (and marked it as its own), False when it was set before (an operator's: never unset)."""
     if "noout" in group_flags(osd_dump(timeout), bucket) and bucket not in marked_noout(timeout):
         return False
+    if checking():
+        would("set noout on the CRUSH bucket %s only (marked as Carapace's)" % bucket)
+        return True
     rc, said = ceph_command(["config-key", "set", NOOUT_MARK + bucket, "%d %s" % (time.time(), why)], timeout)
     if rc != 0:
         raise Refused("cannot mark the noout flag of %s: %s" % (bucket, tail(said)))
@@ -286,6 +289,9 @@ def unset_noout(bucket, timeout=30):
     """Unsets the noout flag of a host bucket if Carapace set it; True when it did."""
     if bucket not in marked_noout(timeout):
         return False
+    if checking():
+        would("unset the noout flag Carapace set on %s" % bucket)
+        return True
     if "noout" in group_flags(osd_dump(timeout), bucket):
         rc, said = ceph_command(["osd", "unset-group", "noout", bucket], timeout)
         if rc != 0:
@@ -315,6 +321,16 @@ def osd_ok_to_stop(ids, timeout=30):
             words = "%s (%s)" % (tail(err, 3), words)
         return rc == 0 and bool(data.get("ok_to_stop")), words
     return False, tail(err) or "no answer (exit %s)" % rc
+
+
+def safe_to_destroy(ids, timeout=30):
+    """(ok, Ceph's words) of `ceph osd safe-to-destroy IDS`."""
+    rc, data, err = ceph_json(["osd", "safe-to-destroy"] + ids, timeout)
+    if rc != 0 or not isinstance(data, dict):
+        return False, tail(err, 3) or "no answer (exit %s)" % rc
+    safe = set(str(i) for i in data.get("safe_to_destroy", []))
+    blocking = dict((k, data.get(k)) for k in ("active", "missing_stats", "stored_pgs") if data.get(k))
+    return set(ids) <= safe and not blocking, "safe_to_destroy=%s%s" % (sorted(safe), "".join(", %s=%s" % (k, v) for k, v in blocking.items()))
 
 
 def wait_until(check, timeout, interval=2.0):

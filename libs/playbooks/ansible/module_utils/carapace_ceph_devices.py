@@ -108,13 +108,31 @@ def lvm_state(device, fsid, known):
     return {"state": "foreign", "osd_id": None, "detail": "holds %s" % found}
 
 
-def scan(mode, fsid, devices):
-    """What each device holds: [{"device", "state", "osd_id", "detail"}], in the given order."""
-    known = lvm_osds() if mode == "lvm" else {}
+def scan(mode, fsid, devices, without_tools=False):
+    """What each device holds: [{"device", "state", "osd_id", "detail"}], in the given order.
+    without_tools (check mode, where the Ceph packages are not installed yet): when
+    ceph-bluestore-tool or ceph-volume is missing, a device without any signature is free and
+    one with a signature is "unknown" (only the Ceph tools can tell whether it is an OSD of
+    this cluster), instead of raising ToolMissing."""
+    try:
+        known = lvm_osds() if mode == "lvm" else {}
+        report = []
+        for device in devices:
+            state = raw_state(device, fsid) if mode == "raw" else lvm_state(device, fsid, known)
+            report.append(dict(device=device, **state))
+        return report
+    except ToolMissing as err:
+        if not without_tools:
+            raise
+        missing = str(err).split(":")[0]
     report = []
     for device in devices:
-        state = raw_state(device, fsid) if mode == "raw" else lvm_state(device, fsid, known)
-        report.append(dict(device=device, **state))
+        found = signature(device)
+        if found is None:
+            report.append({"device": device, "state": "free", "osd_id": None, "detail": "no signature"})
+        else:
+            report.append({"device": device, "state": "unknown", "osd_id": None,
+                           "detail": "holds %s; %s is not installed yet to tell whether it is an OSD of this cluster" % (found, missing)})
     return report
 
 

@@ -142,6 +142,7 @@ export const executionSteps = pgTable(
     serverId: text('server_id'),
     timeStarted: int8('time_started').notNull(),
     timeFinished: int8('time_finished').notNull(),
+    preview: text('preview'),
   },
   (t) => [
     primaryKey({ columns: [t.executionId, t.seq] }),
@@ -312,4 +313,48 @@ export const factsRequests = pgTable(
     sentMs: int8('sent_ms'),
   },
   (t) => [index('facts_requests_due').on(t.dueMs)],
+);
+
+/** What Ceph last said of each cluster, and the claim of its collection (see the SQLite schema's `cluster-statuses.ts`). */
+export const clusterStatuses = pgTable(
+  'cluster_statuses',
+  {
+    clusterId: text('cluster_id').primaryKey(),
+    requestId: text('request_id').notNull(),
+    dueMs: int8('due_ms').notNull(),
+    runner: text('runner'),
+    sentMs: int8('sent_ms'),
+    report: text('report'),
+    collectedAt: int8('collected_at'),
+    attemptedAt: int8('attempted_at'),
+    unreachableReason: text('unreachable_reason'),
+    unreachableSince: int8('unreachable_since'),
+    collection: text('collection'),
+    health: text('health'),
+    notifiedHealth: text('notified_health'),
+    pointAt: int8('point_at'),
+    /** The last report's numbers, read by `/metrics` without parsing `report`. */
+    osdsUp: int8('osds_up'),
+    osdsIn: int8('osds_in'),
+    osdsTotal: int8('osds_total'),
+    rawTotalBytes: int8('raw_total_bytes'),
+    rawUsedBytes: int8('raw_used_bytes'),
+  },
+  (t) => [index('cluster_statuses_due').on(t.dueMs)],
+);
+
+/** The 24 hours of history of each cluster's status, a point a minute at most. */
+export const clusterStatusPoints = pgTable(
+  'cluster_status_points',
+  {
+    clusterId: text('cluster_id').notNull(),
+    at: int8('at').notNull(),
+    health: text('health').notNull(),
+    rawTotalBytes: int8('raw_total_bytes').notNull(),
+    rawUsedBytes: int8('raw_used_bytes').notNull(),
+    osdsUp: int8('osds_up').notNull(),
+    osdsIn: int8('osds_in').notNull(),
+    osdsTotal: int8('osds_total').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clusterId, t.at] }), index('cluster_status_points_at').on(t.at)],
 );

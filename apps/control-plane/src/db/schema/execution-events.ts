@@ -18,6 +18,8 @@ export const executionSteps = sqliteTable(
     serverId: text('server_id'),
     timeStarted: integer('time_started').notNull(),
     timeFinished: integer('time_finished').notNull(),
+    // A preview's verdict on the task (`StepPreview` of the API, as JSON); null in a real run.
+    preview: text('preview'),
   },
   (t) => [primaryKey({ columns: [t.executionId, t.seq] }), index('execution_steps_finished').on(t.executionId, t.timeFinished)],
 );

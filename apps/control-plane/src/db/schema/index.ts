@@ -18,3 +18,4 @@ export { runnerSessions } from './runner-sessions.js';
 export { throttleEvents } from './throttle-events.js';
 export { factsRequests } from './facts-requests.js';
 export { encryptionKeys } from './encryption-keys.js';
+export { clusterStatuses, clusterStatusPoints } from './cluster-statuses.js';

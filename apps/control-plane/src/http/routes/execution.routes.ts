@@ -2,7 +2,10 @@ import { Readable } from 'node:stream';
 import {
   ErrorSchema,
   ExecutionCreateSchema,
+  ExecutionListQuerySchema,
   ExecutionLogQuerySchema,
+  ExecutionPreviewSchema,
+  ExecutionRelaunchSchema,
   ExecutionSchema,
   ExecutionStepSchema,
   IdParamsSchema,
@@ -17,6 +20,7 @@ import { mapCursor, type Stored } from '../../domain/list-types.js';
 import { badRequest } from '../../errors.js';
 import type { AppServices } from '../../app-services.js';
 import { listStream } from '../list-json.js';
+import { principalOf } from '../context.js';
 import { listRequest, pageBody, registerVersionedRoutes } from './versioned.routes.js';
 
 function flag(name: string, value: string | undefined): boolean {
@@ -32,6 +36,7 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
     schema: ExecutionSchema,
     service: services.executions,
     createBody: ExecutionCreateSchema,
+    listQuery: ExecutionListQuerySchema,
     permissions: { view: 'view_execution', versions: 'view_execution_version', create: 'create_execution', delete: 'delete_execution' },
   });
 
@@ -60,6 +65,42 @@ export const executionRoutes: FastifyPluginAsyncTypebox<{ services: AppServices 
       }
       return pageBody(list, await services.executions.steps(request.params.id, list), (s) => ({ ...s, model: 'execution_step' as const }));
     },
+  );
+
+  app.post(
+    '/v1/execution/:id/relaunch',
+    {
+      config: { auth: 'token', permissions: ['view_execution', 'create_execution'] },
+      schema: {
+        tags: ['execution'],
+        summary: 'Carapace extension: relaunch a finished execution, on every host or only on its failed ones (a new execution)',
+        params: IdParamsSchema,
+        body: ExecutionRelaunchSchema,
+        response: { 200: ExecutionSchema, '4xx': ErrorSchema },
+      },
+      // No body at all is `{}`: every host.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
+    },
+    async (request) => ({
+      ...(await services.executions.relaunch(request.params.id, request.body ?? {}, principalOf(request))),
+      model: 'execution' as const,
+    }),
+  );
+
+  app.get(
+    '/v1/execution/:id/preview',
+    {
+      config: { auth: 'token', permissions: ['view_execution', 'view_execution_steps'] },
+      schema: {
+        tags: ['execution'],
+        summary: 'Carapace extension: what a preview found, per host and task (would change, with the diff; unchanged; would fail; unknown)',
+        params: IdParamsSchema,
+        response: { 200: ExecutionPreviewSchema, '4xx': ErrorSchema },
+      },
+    },
+    async (request) => services.executions.preview(request.params.id),
   );
 
   app.get(

@@ -11,8 +11,6 @@ import {
   ServerUpdateSchema,
 } from '@carapace/models';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { forbidden } from '../../errors.js';
-import { hasApi, hasPlaybook } from '../../services/principal.js';
 import type { AppServices } from '../../app-services.js';
 import { principalOf } from '../context.js';
 import { registerVersionedRoutes } from './versioned.routes.js';
@@ -83,20 +81,9 @@ export const infrastructureRoutes: FastifyPluginAsyncTypebox<{ services: AppServ
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      if (request.body.run) {
-        const playbook = services.playbookConfigurations.playbookOf(request.body);
-        if (!hasApi(principal, ['view_execution', 'create_execution'])) {
-          throw forbidden('Running at once needs the api permissions view_execution and create_execution.');
-        }
-        if (!hasPlaybook(principal, playbook)) throw forbidden(`Running the playbook ${playbook} needs the playbook permission ${playbook}.`);
-      }
-      const created = await services.playbookConfigurations.create(request.body, principal);
-      if (request.body.run) {
-        const execution = await services.executions.create({ playbook_configuration: { id: created.id, version: created.version } }, principal);
-        void reply.header('x-execution-id', execution.id);
-      }
-      return { ...created, model: 'playbook_configuration' as const };
+      const { configuration, execution } = await services.playbookConfigurations.createAndRun(request.body, principalOf(request));
+      if (execution) void reply.header('x-execution-id', execution.id);
+      return { ...configuration, model: 'playbook_configuration' as const };
     },
   );
 };

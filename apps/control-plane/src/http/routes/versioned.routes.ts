@@ -20,9 +20,10 @@ import { listJson, listStream } from '../list-json.js';
 
 /** What the generic routes need of a model's service. */
 export interface VersionedRoutesService<D> {
-  list(request: ListRequest): Promise<Page<Stored<D>>>;
+  /** `query` is the request's whole query, for a model whose list takes more (`listQuery`). */
+  list(request: ListRequest, query?: Readonly<Record<string, unknown>>): Promise<Page<Stored<D>>>;
   /** Every match of the list, for `all`: the answer streams (`listStream`). */
-  listCursor(request: ListRequest): Promise<ListCursor<ListItem<D>>>;
+  listCursor(request: ListRequest, query?: Readonly<Record<string, unknown>>): Promise<ListCursor<ListItem<D>>>;
   get(id: string): Promise<Stored<D>>;
   versions(id: string, request: ListRequest): Promise<Page<Stored<D>>>;
   /** Every matching version, for `all`: the answer streams (`listStream`). */
@@ -45,6 +46,8 @@ export interface VersionedRoutesOptions<D> {
    * out rows whose data JSON it has proven exactly what the API serves, or parsed models.
    */
   readonly listItems?: (request: ListRequest) => Promise<Page<ListItem<D>>>;
+  /** The query schema of the list, when it takes more than api-v1 §4's (`ListQuerySchema`). */
+  readonly listQuery?: TSchema;
   readonly permissions: {
     readonly view: ApiPermission;
     readonly versions: ApiPermission;
@@ -100,12 +103,12 @@ export function registerVersionedRoutes<D>(app: FastifyInstance, config: Config,
     base,
     {
       config: { auth: 'token', permissions: [perm.view] },
-      schema: { tags, summary: `List ${model} models`, querystring: ListQuerySchema, response: many },
+      schema: { tags, summary: `List ${model} models`, querystring: options.listQuery ?? ListQuerySchema, response: many },
     },
     async (request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) => {
       const list = listRequest(request.query, config);
-      if (list.all) return stream(reply, await service.listCursor(list));
-      if (!listItems) return pageBody(list, await service.list(list), toModel);
+      if (list.all) return stream(reply, await service.listCursor(list, request.query));
+      if (!listItems) return pageBody(list, await service.list(list, request.query), toModel);
       const items = await listItems(list);
       void reply.type('application/json');
       return listJson(list, items, model, (stored) => reply.serializeInput(toModel(stored), options.schema as Record<string, unknown>));

@@ -10,6 +10,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { VersionTable } from '../../components/VersionTable.tsx';
 import { ClusterNameModal, DeleteClusterModal, clusterServerIds } from './clusterDialogs.tsx';
+import { ClusterStatusPanel } from './ClusterStatusPanel.tsx';
 
 function ServersByRole({ cluster }: { cluster: Cluster }) {
   const roles = Object.entries(cluster.data.configuration)
@@ -193,7 +194,7 @@ function ClusterVersions({ clusterId }: { clusterId: string }) {
   );
 }
 
-/** One cluster: its servers by role, its servers, the Cinder integration files, its history; rename and delete. */
+/** One cluster: its status as Ceph reports it, its servers by role, its servers, the Cinder integration files, its history; rename and delete. */
 export default function ClusterPage() {
   const { id = '' } = useParams();
   const client = useClient();
@@ -272,13 +273,19 @@ export default function ClusterPage() {
           )
         }
       />
-      <Tabs defaultValue="roles" keepMounted={false}>
+      <Tabs defaultValue={deleted ? 'roles' : 'status'} keepMounted={false}>
         <Tabs.List>
+          {!deleted && <Tabs.Tab value="status">Status</Tabs.Tab>}
           <Tabs.Tab value="roles">Servers by role</Tabs.Tab>
           {can('view_server') && <Tabs.Tab value="servers">Servers</Tabs.Tab>}
           {can('view_cinder') && <Tabs.Tab value="cinder">Cinder integration</Tabs.Tab>}
           {can('view_cluster_versions') && <Tabs.Tab value="versions">Version history</Tabs.Tab>}
         </Tabs.List>
+        {!deleted && (
+          <Tabs.Panel value="status" pt="md">
+            <ClusterStatusPanel clusterId={c.id} name={c.data.name} />
+          </Tabs.Panel>
+        )}
         <Tabs.Panel value="roles" pt="md">
           <ServersByRole cluster={c} />
         </Tabs.Panel>

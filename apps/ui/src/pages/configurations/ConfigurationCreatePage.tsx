@@ -1,11 +1,12 @@
-import { Alert, Button, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useMemo, useState, type FormEvent } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { keys, useAllClusters, useAllServers, usePlaybooks } from '../../components/queries.ts';
+import { playbookDocsHref } from '../../layout/nav.ts';
 import { HintFields } from './HintFields.tsx';
 import { hintFields, hintValues, initialHintValues, type HintFormValue } from './hintForm.ts';
 import { ServerPicker } from './ServerPicker.tsx';
@@ -20,8 +21,10 @@ export function ConfigurationCreatePage() {
   const servers = useAllServers();
 
   const [name, setName] = useState('');
-  const [playbookId, setPlaybookId] = useState<string | null>(null);
-  const [clusterId, setClusterId] = useState<string | null>(null);
+  // `?cluster=ID&playbook=ID` fill the form in (the cluster page's "New configuration", a health check's playbook).
+  const [search] = useSearchParams();
+  const [playbookId, setPlaybookId] = useState<string | null>(search.get('playbook'));
+  const [clusterId, setClusterId] = useState<string | null>(search.get('cluster'));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [hints, setHints] = useState<Record<string, HintFormValue>>({});
   const [touched, setTouched] = useState(false);
@@ -34,7 +37,16 @@ export function ConfigurationCreatePage() {
     return (id: string | null) => (id ? (names.get(id) ?? id.slice(0, 8)) : '—');
   }, [clusters.data]);
 
+  // The hints of a playbook given in the URL take their defaults once the playbooks are loaded.
+  const hintsFromUrl = useRef(search.get('playbook') !== null);
+  useEffect(() => {
+    if (!hintsFromUrl.current || !playbook) return;
+    hintsFromUrl.current = false;
+    setHints(initialHintValues(hintFields(playbook.hints)));
+  }, [playbook]);
+
   const choosePlaybook = (id: string | null) => {
+    hintsFromUrl.current = false;
     setPlaybookId(id);
     const p = allowed.find((x) => x.id === id);
     setHints(initialHintValues(hintFields(p?.hints ?? [])));
@@ -90,7 +102,10 @@ export function ConfigurationCreatePage() {
           />
           {playbook ? (
             <Text size="sm" c="dimmed">
-              {playbook.description}
+              {playbook.description}{' '}
+              <Anchor href={playbookDocsHref(playbook)} target="_blank" rel="noopener" size="sm">
+                Its reference: hints, Ceph&apos;s checks, what it refuses
+              </Anchor>
             </Text>
           ) : null}
           <Select

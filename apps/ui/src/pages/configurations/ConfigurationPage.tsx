@@ -11,6 +11,7 @@ import type { EditorProblem } from '../../components/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { formatTime } from '../../components/format.ts';
 import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
+import { playbookDocsHref } from '../../layout/nav.ts';
 import { configToText, errorPath, locatePath, parseConfigText, type ConfigMode } from './configText.ts';
 import { ConfigurationHistory } from './ConfigurationHistory.tsx';
 
@@ -135,6 +136,18 @@ export function ConfigurationPage() {
     onError: (error) => notifications.show({ color: 'red', title: 'Could not run', message: errorMessage(error) }),
   });
 
+  const preview = useMutation({
+    mutationFn: () => {
+      if (!model) throw new Error('not loaded');
+      return client.createPreview(model.id, model.version);
+    },
+    onSuccess: (execution) => {
+      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void navigate(`/executions/${execution.id}`);
+    },
+    onError: (error) => notifications.show({ color: 'red', title: 'Could not preview', message: errorMessage(error) }),
+  });
+
   const remove = useMutation({
     mutationFn: () => client.deletePlaybookConfiguration(id),
     onSuccess: () => {
@@ -173,6 +186,11 @@ export function ConfigurationPage() {
               )}
               , {model.data.server_ids.length} server(s), updated {formatTime(model.time_updated)}
             </Text>
+            {playbook ? (
+              <Anchor href={playbookDocsHref(playbook)} target="_blank" rel="noopener" size="sm">
+                Playbook reference
+              </Anchor>
+            ) : null}
           </Group>
           {model.data.hints.length ? (
             <Text size="xs" c="dimmed">
@@ -185,6 +203,13 @@ export function ConfigurationPage() {
             <Tooltip label="Save your changes first" disabled={!dirty}>
               <Button color="green" onClick={() => run.mutate()} loading={run.isPending} disabled={dirty}>
                 Run
+              </Button>
+            </Tooltip>
+          ) : null}
+          {runnable ? (
+            <Tooltip label={dirty ? 'Save your changes first' : 'Run in check mode: see what would change, change nothing'}>
+              <Button variant="light" onClick={() => preview.mutate()} loading={preview.isPending} disabled={dirty}>
+                Preview
               </Button>
             </Tooltip>
           ) : null}

@@ -1,40 +1,39 @@
 import type { Execution } from '@carapace/models';
-import { Anchor, Badge, Card, Group, SimpleGrid, Skeleton, Stack, Table, Text, Title, UnstyledButton } from '@mantine/core';
+import { Anchor, Group, SimpleGrid, Skeleton, Stack, Table, Text, UnstyledButton } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { SERVER_STATE_NAMES } from '../../api/servers.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatAgo, formatTime } from '../../components/format.ts';
+import { HealthBadge, healthWord } from '../../components/HealthBadge.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { SectionCard } from '../../components/SectionCard.tsx';
 import { StateBadge, stateLabel } from '../../components/StateBadge.tsx';
 
 const REFRESH_MS = 10_000;
 
-function Panel({ title, id, children, action }: { title: string; id: string; children: ReactNode; action?: ReactNode }) {
-  return (
-    <Card withBorder padding="md" component="section" aria-labelledby={id}>
-      <Group justify="space-between" mb="sm">
-        <Title order={3} size="h4" id={id}>
-          {title}
-        </Title>
-        {action}
-      </Group>
-      {children}
-    </Card>
-  );
-}
-
+/** The clusters with the health of each (GET /v1/cluster_status/), the unhealthy first. */
 function ClustersPanel() {
   const client = useClient();
   const clusters = useQuery({
     queryKey: ['clusters', 'dashboard'],
-    queryFn: ({ signal }) => client.getClusters({ sortBy: { name: 1 }, perPage: 8 }, { signal }),
+    queryFn: ({ signal }) => client.getClusters({ all: true, sortBy: { name: 1 } }, { signal }),
     refetchInterval: REFRESH_MS,
   });
+  const statuses = useQuery({
+    queryKey: ['cluster_status'],
+    queryFn: ({ signal }) => client.getClusterStatuses({ signal }),
+    refetchInterval: REFRESH_MS,
+  });
+  const byId = new Map((statuses.data?.items ?? []).map((s) => [s.cluster_id, s]));
+  const rank = { HEALTH_ERR: 0, UNREACHABLE: 1, HEALTH_WARN: 2, PENDING: 3, HEALTH_OK: 4, NOT_DEPLOYED: 5 } as const;
+  const items = [...(clusters.data?.items ?? [])].sort((a, b) => rank[healthWord(byId.get(a.id))] - rank[healthWord(byId.get(b.id))] || a.data.name.localeCompare(b.data.name));
+  const counts = new Map<string, number>();
+  for (const c of items) counts.set(healthWord(byId.get(c.id)), (counts.get(healthWord(byId.get(c.id))) ?? 0) + 1);
+  const shown = items.slice(0, 12);
   return (
-    <Panel
+    <SectionCard titleSize="h4"
       title="Clusters"
       id="dash-clusters"
       action={
@@ -43,40 +42,36 @@ function ClustersPanel() {
         </Anchor>
       }
     >
-      <ErrorNotice error={clusters.error} />
+      <ErrorNotice error={clusters.error ?? statuses.error} />
       {clusters.isPending && <Skeleton h={80} />}
       {clusters.data && (
         <Stack gap={6}>
           <Text size="xl" fw={700} aria-label={`${clusters.data.total} clusters`}>
             {clusters.data.total}
+            {clusters.data.total > 0 && statuses.data && (
+              <Text span size="sm" c="dimmed" fw={400}>
+                {' '}
+                {counts.get('HEALTH_OK') ?? 0} healthy
+              </Text>
+            )}
           </Text>
           {clusters.data.items.length === 0 && <Text c="dimmed">No cluster yet.</Text>}
-          {clusters.data.items.map((c) => {
-            const roles = Object.entries(c.data.configuration).filter(([, m]) => m.length > 0);
-            return (
-              <Group key={c.id} justify="space-between" wrap="nowrap">
-                <Anchor component={Link} to={`/clusters/${c.id}`} truncate="end">
-                  {c.data.name}
-                </Anchor>
-                <Group gap={4} wrap="nowrap">
-                  {roles.length === 0 ? (
-                    <Text size="xs" c="dimmed">
-                      not deployed
-                    </Text>
-                  ) : (
-                    roles.map(([role, members]) => (
-                      <Badge key={role} size="sm" variant="light" tt="none">
-                        {role} {members.length}
-                      </Badge>
-                    ))
-                  )}
-                </Group>
-              </Group>
-            );
-          })}
+          {shown.map((c) => (
+            <Group key={c.id} justify="space-between" wrap="nowrap" data-cluster={c.id}>
+              <Anchor component={Link} to={`/clusters/${c.id}`} truncate="end">
+                {c.data.name}
+              </Anchor>
+              {statuses.isPending ? <Skeleton h={18} w={90} /> : <HealthBadge status={byId.get(c.id)} name={c.data.name} size="sm" />}
+            </Group>
+          ))}
+          {items.length > shown.length && (
+            <Anchor component={Link} to="/clusters" size="sm">
+              {items.length - shown.length} more
+            </Anchor>
+          )}
         </Stack>
       )}
-    </Panel>
+    </SectionCard>
   );
 }
 
@@ -94,7 +89,7 @@ function ServersPanel() {
     },
   });
   return (
-    <Panel
+    <SectionCard titleSize="h4"
       title="Servers"
       id="dash-servers"
       action={
@@ -127,7 +122,7 @@ function ServersPanel() {
             ))}
         </Stack>
       )}
-    </Panel>
+    </SectionCard>
   );
 }
 
@@ -180,7 +175,7 @@ function ExecutionsPanel() {
   });
   return (
     <>
-      <Panel
+      <SectionCard titleSize="h4"
         title={`Running executions${running.data ? ` (${running.data.total})` : ''}`}
         id="dash-running"
         action={
@@ -192,12 +187,12 @@ function ExecutionsPanel() {
         <ErrorNotice error={running.error} />
         {running.isPending && <Skeleton h={60} />}
         {running.data && <ExecutionRows executions={running.data.items} empty="Nothing runs now." />}
-      </Panel>
-      <Panel title="Recent failures" id="dash-failed">
+      </SectionCard>
+      <SectionCard titleSize="h4" title="Recent failures" id="dash-failed">
         <ErrorNotice error={failed.error} />
         {failed.isPending && <Skeleton h={60} />}
         {failed.data && <ExecutionRows executions={failed.data.items} empty="No failed execution." />}
-      </Panel>
+      </SectionCard>
     </>
   );
 }
@@ -208,7 +203,7 @@ function RunnersPanel() {
   const runners = useQuery({ queryKey: ['runners'], refetchInterval: REFRESH_MS, queryFn: ({ signal }) => client.getRunners({ signal }) });
   const connected = runners.data?.items.filter((r) => r.state !== 'disconnected') ?? [];
   return (
-    <Panel
+    <SectionCard titleSize="h4"
       title="Runners"
       id="dash-runners"
       action={
@@ -248,11 +243,11 @@ function RunnersPanel() {
           ))}
         </Stack>
       )}
-    </Panel>
+    </SectionCard>
   );
 }
 
-/** The overview: clusters, servers by state, executions running and failed, runners — each as the role allows. */
+/** The overview: clusters with their health, servers by state, executions running and failed, runners — each as the role allows. */
 export default function DashboardPage() {
   const { user, can } = useSession();
   const any = can('view_cluster') || can('view_server') || can('view_execution') || can('view_runner');

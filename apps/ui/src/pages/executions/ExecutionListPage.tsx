@@ -1,4 +1,4 @@
-import { Anchor, Chip, Group, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Chip, Group, SegmentedControl, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useSearchParams } from 'react-router';
@@ -19,10 +19,15 @@ export function ExecutionListPage() {
   const [params, setParams] = useSearchParams();
   const page = Math.max(1, Number(params.get('page')) || 1);
   const states = useMemo(() => (params.get('state') ?? '').split(',').filter((s) => (EXECUTION_STATES as readonly string[]).includes(s)), [params]);
+  // Previews are listed apart from real runs (`?kind=previews`).
+  const previews = params.get('kind') === 'previews';
 
   const list = useQuery({
-    queryKey: [...keys.executions, 'list', page, states.join(',')],
-    queryFn: () => client.getExecutions({ page, perPage: PER_PAGE, ...(states.length ? { filter: { state: { in: states } } } : {}) }),
+    queryKey: [...keys.executions, 'list', previews ? 'previews' : 'runs', page, states.join(',')],
+    queryFn: () => {
+      const query = { page, perPage: PER_PAGE, ...(states.length ? { filter: { state: { in: states } } } : {}) };
+      return previews ? client.getPreviews(query) : client.getExecutions(query);
+    },
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.items.some((e) => !isFinal(e.data.state)) ? 3000 : 15000),
   });
@@ -31,6 +36,13 @@ export function ExecutionListPage() {
     const p = new URLSearchParams(params);
     if (next.length) p.set('state', next.join(','));
     else p.delete('state');
+    p.delete('page');
+    setParams(p, { replace: true });
+  };
+  const setKind = (kind: string) => {
+    const p = new URLSearchParams(params);
+    if (kind === 'previews') p.set('kind', 'previews');
+    else p.delete('kind');
     p.delete('page');
     setParams(p, { replace: true });
   };
@@ -43,7 +55,18 @@ export function ExecutionListPage() {
 
   return (
     <Stack gap="md">
-      <Title order={2}>Executions</Title>
+      <Group justify="space-between">
+        <Title order={2}>Executions</Title>
+        <SegmentedControl
+          aria-label="Runs or previews"
+          value={previews ? 'previews' : 'runs'}
+          onChange={setKind}
+          data={[
+            { value: 'runs', label: 'Runs' },
+            { value: 'previews', label: 'Previews' },
+          ]}
+        />
+      </Group>
       <Group gap="xs" role="group" aria-label="Filter by state">
         <Text size="sm">State:</Text>
         <Chip.Group multiple value={states} onChange={setStates}>
@@ -103,7 +126,7 @@ export function ExecutionListPage() {
               </Table.Tbody>
             </Table>
           </Table.ScrollContainer>
-          {list.data.items.length === 0 ? <Text c="dimmed">No execution{states.length ? ' in these states' : ' yet'}.</Text> : null}
+          {list.data.items.length === 0 ? <Text c="dimmed">No {previews ? 'preview' : 'execution'}{states.length ? ' in these states' : ' yet'}.</Text> : null}
           <ListFooter total={list.data.total} page={page} pages={pages} onChange={setPage} />
         </>
       ) : null}

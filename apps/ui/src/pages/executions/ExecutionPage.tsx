@@ -2,13 +2,14 @@ import { Anchor, Badge, Button, Card, Group, Modal, SimpleGrid, Skeleton, Stack,
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useMemo, useState, type ReactNode } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
 import { keys } from '../../components/queries.ts';
 import { isCancelable, isFinal } from '../../components/runFormat.ts';
 import { ExecutionLog } from './ExecutionLog.tsx';
+import { PreviewResult } from './PreviewResult.tsx';
 import { StepsTable } from './StepsTable.tsx';
 
 const STATE_COLORS: Record<string, string> = {
@@ -38,6 +39,7 @@ export function ExecutionPage() {
   const client = useClient();
   const { can } = useSession();
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
   const [confirmCancel, setConfirmCancel] = useState(false);
 
   const execution = useQuery({
@@ -83,6 +85,17 @@ export function ExecutionPage() {
     onError: (err) => notifications.show({ color: 'red', title: 'Could not cancel', message: errorMessage(err) }),
   });
 
+  const relaunch = useMutation({
+    mutationFn: (hosts: 'failed' | 'all') => client.relaunchExecution(id, hosts),
+    onSuccess: (created) => {
+      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      const note = created.data.relaunch?.note;
+      notifications.show({ color: note ? 'yellow' : 'green', title: 'Relaunched', message: note ?? 'A new execution is queued.' });
+      void navigate(`/executions/${created.id}`);
+    },
+    onError: (err) => notifications.show({ color: 'red', title: 'Could not relaunch', message: errorMessage(err) }),
+  });
+
   const onLogEnded = useCallback(() => {
     void queryClient.invalidateQueries({ queryKey: keys.execution(id) });
     void queryClient.invalidateQueries({ queryKey: keys.steps(id) });
@@ -108,7 +121,14 @@ export function ExecutionPage() {
             ← Executions
           </Anchor>
           <Group gap="sm">
-            <Title order={2}>Execution of {pc.playbook_name}</Title>
+            <Title order={2}>
+              {e.data.preview ? 'Preview' : 'Execution'} of {pc.playbook_name}
+            </Title>
+            {e.data.preview ? (
+              <Badge variant="outline" color="grape" tt="none">
+                preview: changes nothing
+              </Badge>
+            ) : null}
             <Badge role="status" aria-label="Execution state" aria-live="polite" size="lg" variant="light" color={STATE_COLORS[e.data.state] ?? 'gray'} tt="none">
               {e.data.state}
             </Badge>
@@ -117,11 +137,23 @@ export function ExecutionPage() {
             {e.id}
           </Text>
         </Stack>
-        {can('delete_execution') && isCancelable(e.data.state) ? (
-          <Button color="red" variant="light" onClick={() => setConfirmCancel(true)}>
-            Cancel execution
-          </Button>
-        ) : null}
+        <Group gap="xs">
+          {can('create_execution') && (e.data.state === 'failed' || e.data.state === 'canceled') ? (
+            <Button color="orange" onClick={() => relaunch.mutate('failed')} loading={relaunch.isPending && relaunch.variables === 'failed'}>
+              Relaunch failed hosts
+            </Button>
+          ) : null}
+          {can('create_execution') && isFinal(e.data.state) ? (
+            <Button variant="light" onClick={() => relaunch.mutate('all')} loading={relaunch.isPending && relaunch.variables === 'all'}>
+              Relaunch all
+            </Button>
+          ) : null}
+          {can('delete_execution') && isCancelable(e.data.state) ? (
+            <Button color="red" variant="light" onClick={() => setConfirmCancel(true)}>
+              Cancel execution
+            </Button>
+          ) : null}
+        </Group>
       </Group>
 
       <Card withBorder>
@@ -141,6 +173,29 @@ export function ExecutionPage() {
           <Field label="Duration">{formatDuration(duration)}</Field>
           <Field label="Runner">{e.data.runner_id ?? '—'}</Field>
         </SimpleGrid>
+        {e.data.relaunch_of ? (
+          <Text size="sm" mt="sm">
+            Relaunch of{' '}
+            <Anchor component={Link} to={`/executions/${e.data.relaunch_of}`} ff="monospace" size="sm">
+              {e.data.relaunch_of.slice(0, 8)}
+            </Anchor>
+            {e.data.relaunch ? ` (${e.data.relaunch.whole ? 'every host' : `${e.data.limit_server_ids?.map(hostName).join(', ') ?? ''} only`})` : ''}
+            {e.data.relaunch?.note ? `: ${e.data.relaunch.note}` : ''}
+          </Text>
+        ) : null}
+        {e.data.relaunched_by?.length ? (
+          <Text size="sm" mt="sm" aria-label="Relaunched by">
+            Relaunched by{' '}
+            {e.data.relaunched_by.map((r, i) => (
+              <span key={r}>
+                {i > 0 ? ', ' : ''}
+                <Anchor component={Link} to={`/executions/${r}`} ff="monospace" size="sm">
+                  {r.slice(0, 8)}
+                </Anchor>
+              </span>
+            ))}
+          </Text>
+        ) : null}
         {e.data.reason ? (
           <Text size="sm" mt="sm" c={e.data.state === 'failed' ? 'red' : undefined}>
             Reason: {e.data.reason}
@@ -150,6 +205,12 @@ export function ExecutionPage() {
 
       {canSteps ? (
         <>
+          {e.data.preview ? (
+            <Stack gap="xs">
+              <Title order={3}>What it would change</Title>
+              <PreviewResult executionId={id} running={running} hostName={hostName} />
+            </Stack>
+          ) : null}
           <Stack gap="xs">
             <Group justify="space-between">
               <Title order={3}>Steps</Title>

@@ -7,6 +7,8 @@ export interface Assignment {
   'configuration_json'?: (string);
   'server_ids'?: ({[key: string]: string});
   'host_keys'?: ({[key: string]: string});
+  'check_mode'?: (boolean);
+  'limit_hosts'?: (string)[];
 }
 
 export interface Assignment__Output {
@@ -15,4 +17,6 @@ export interface Assignment__Output {
   'configuration_json': (string);
   'server_ids': ({[key: string]: string});
   'host_keys': ({[key: string]: string});
+  'check_mode': (boolean);
+  'limit_hosts': (string)[];
 }

@@ -6,6 +6,7 @@ import type { Cancel as _carapace_runner_v1_Cancel, Cancel__Output as _carapace_
 import type { EventAck as _carapace_runner_v1_EventAck, EventAck__Output as _carapace_runner_v1_EventAck__Output } from '../../../carapace/runner/v1/EventAck.js';
 import type { Drain as _carapace_runner_v1_Drain, Drain__Output as _carapace_runner_v1_Drain__Output } from '../../../carapace/runner/v1/Drain.js';
 import type { GatherFacts as _carapace_runner_v1_GatherFacts, GatherFacts__Output as _carapace_runner_v1_GatherFacts__Output } from '../../../carapace/runner/v1/GatherFacts.js';
+import type { CollectStatus as _carapace_runner_v1_CollectStatus, CollectStatus__Output as _carapace_runner_v1_CollectStatus__Output } from '../../../carapace/runner/v1/CollectStatus.js';
 
 export interface ControlMessage {
   'welcome'?: (_carapace_runner_v1_Welcome | null);
@@ -14,7 +15,8 @@ export interface ControlMessage {
   'ack'?: (_carapace_runner_v1_EventAck | null);
   'drain'?: (_carapace_runner_v1_Drain | null);
   'gather_facts'?: (_carapace_runner_v1_GatherFacts | null);
-  'body'?: "welcome"|"assignment"|"cancel"|"ack"|"drain"|"gather_facts";
+  'collect_status'?: (_carapace_runner_v1_CollectStatus | null);
+  'body'?: "welcome"|"assignment"|"cancel"|"ack"|"drain"|"gather_facts"|"collect_status";
 }
 
 export interface ControlMessage__Output {
@@ -24,5 +26,6 @@ export interface ControlMessage__Output {
   'ack'?: (_carapace_runner_v1_EventAck__Output | null);
   'drain'?: (_carapace_runner_v1_Drain__Output | null);
   'gather_facts'?: (_carapace_runner_v1_GatherFacts__Output | null);
-  'body'?: "welcome"|"assignment"|"cancel"|"ack"|"drain"|"gather_facts";
+  'collect_status'?: (_carapace_runner_v1_CollectStatus__Output | null);
+  'body'?: "welcome"|"assignment"|"cancel"|"ack"|"drain"|"gather_facts"|"collect_status";
 }

@@ -9,6 +9,7 @@ export interface Hello {
   'slots'?: (number);
   'running_execution_ids'?: (string)[];
   'ssh_public_key'?: (string);
+  'capabilities'?: (string)[];
 }
 
 export interface Hello__Output {
@@ -19,4 +20,5 @@ export interface Hello__Output {
   'slots': (number);
   'running_execution_ids': (string)[];
   'ssh_public_key': (string);
+  'capabilities': (string)[];
 }

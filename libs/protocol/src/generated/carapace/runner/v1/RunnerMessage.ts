@@ -8,6 +8,7 @@ import type { RunResult as _carapace_runner_v1_RunResult, RunResult__Output as _
 import type { Draining as _carapace_runner_v1_Draining, Draining__Output as _carapace_runner_v1_Draining__Output } from '../../../carapace/runner/v1/Draining.js';
 import type { FactsResult as _carapace_runner_v1_FactsResult, FactsResult__Output as _carapace_runner_v1_FactsResult__Output } from '../../../carapace/runner/v1/FactsResult.js';
 import type { RunArtifact as _carapace_runner_v1_RunArtifact, RunArtifact__Output as _carapace_runner_v1_RunArtifact__Output } from '../../../carapace/runner/v1/RunArtifact.js';
+import type { StatusResult as _carapace_runner_v1_StatusResult, StatusResult__Output as _carapace_runner_v1_StatusResult__Output } from '../../../carapace/runner/v1/StatusResult.js';
 
 export interface RunnerMessage {
   'hello'?: (_carapace_runner_v1_Hello | null);
@@ -18,7 +19,8 @@ export interface RunnerMessage {
   'draining'?: (_carapace_runner_v1_Draining | null);
   'facts'?: (_carapace_runner_v1_FactsResult | null);
   'artifact'?: (_carapace_runner_v1_RunArtifact | null);
-  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact";
+  'status'?: (_carapace_runner_v1_StatusResult | null);
+  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact"|"status";
 }
 
 export interface RunnerMessage__Output {
@@ -30,5 +32,6 @@ export interface RunnerMessage__Output {
   'draining'?: (_carapace_runner_v1_Draining__Output | null);
   'facts'?: (_carapace_runner_v1_FactsResult__Output | null);
   'artifact'?: (_carapace_runner_v1_RunArtifact__Output | null);
-  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact";
+  'status'?: (_carapace_runner_v1_StatusResult__Output | null);
+  'body'?: "hello"|"heartbeat"|"step"|"log"|"result"|"draining"|"facts"|"artifact"|"status";
 }

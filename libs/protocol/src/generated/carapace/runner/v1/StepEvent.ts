@@ -12,6 +12,8 @@ export interface StepEvent {
   'error_json'?: (string);
   'time_started'?: (number | string);
   'time_finished'?: (number | string);
+  'preview_json'?: (string);
+  'ignored'?: (boolean);
 }
 
 export interface StepEvent__Output {
@@ -24,4 +26,6 @@ export interface StepEvent__Output {
   'error_json': (string);
   'time_started': (number);
   'time_finished': (number);
+  'preview_json': (string);
+  'ignored': (boolean);
 }

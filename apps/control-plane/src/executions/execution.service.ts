@@ -1,16 +1,27 @@
-import type { ExecutionCreate, ExecutionData, ExecutionState, ExecutionStepData, PlaybookConfigurationData } from '@carapace/models';
+import type {
+  ExecutionCreate,
+  ExecutionData,
+  ExecutionPreview,
+  ExecutionRelaunch,
+  ExecutionState,
+  ExecutionStepData,
+  PlaybookConfigurationData,
+  PreviewHost,
+} from '@carapace/models';
+import { parseBoolean } from '@carapace/config';
+import { getPlugin } from '@carapace/playbooks';
 import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
-import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
-import { ApiError, badRequest, conflict, forbidden } from '../errors.js';
+import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored } from '../domain/list-types.js';
+import { ApiError, badRequest, conflict, forbidden, notFound } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { ClusterService } from './cluster.service.js';
+import type { ClusterService } from '../services/cluster.service.js';
 import type { ExecutionEngine } from './execution-engine.js';
 import { EVERY_EXECUTION } from './execution-events.js';
 import { isFinal } from './execution-state.js';
-import { hasPlaybook, type Principal } from './principal.js';
-import { VersionedService } from './versioned.service.js';
+import { hasPlaybook, type Principal } from '../services/principal.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 function unknownConfiguration(id: string, version: number): ApiError {
   return new ApiError(400, 'UnknownPlaybookConfiguration', `No live playbook configuration ${id} at version ${version}.`);
@@ -18,6 +29,15 @@ function unknownConfiguration(id: string, version: number): ApiError {
 
 /** Log chunks read at once by a follower (each up to 32 KiB from the runner). */
 const FOLLOW_READ_CHUNKS = 64;
+
+/** How a runner's reason begins when a host failed the SSH check before Ansible started (`ExecutionRun`). */
+const PREFLIGHT_FAILED = 'pre-flight failed';
+
+/** The most steps the result of one preview holds (`GET /v1/execution/{id}/preview/`). */
+const PREVIEW_MAX_STEPS = 20_000;
+
+/** What a new execution is besides its configuration: a preview, a relaunch (issue 31). */
+type ExecutionExtras = Pick<ExecutionData, 'preview' | 'relaunch_of' | 'relaunch' | 'limit_server_ids'>;
 
 /** Executions as the API sees them: create (queue), cancel, steps and log. Runs are the engine's. */
 export class ExecutionService extends VersionedService<ExecutionData> {
@@ -48,6 +68,110 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     if (!id || !version) {
       throw badRequest('The body needs "playbook_configuration": {"id", "version"} (or "playbook_configuration_id" and "playbook_configuration_version").');
     }
+    const execution = await this.store(id, version, principal, body.preview === true ? { preview: true } : {});
+    await this.engine.queued();
+    return execution;
+  }
+
+  /**
+   * `POST /v1/execution/{id}/relaunch/` (issue 31): a new execution of the same configuration
+   * version, on every host or only on those that failed or were unreachable (`--limit`),
+   * recorded as `relaunch_of` in it and `relaunched_by` in the original, in one transaction.
+   * A preview relaunches as a preview. Only a finished execution can be relaunched (409), and
+   * only a failed or canceled one for its failed hosts (409). Where the playbook does not
+   * allow a subset (`PlaybookPlugin.relaunchSubset`), or no host failed on its own, it runs on
+   * every host (`relaunch.whole`) and `relaunch.note` says why.
+   */
+  async relaunch(id: string, body: ExecutionRelaunch, principal: Principal): Promise<Stored<ExecutionData>> {
+    const original = await this.get(id);
+    const hosts = body.hosts ?? 'all';
+    const state = original.data.state as ExecutionState;
+    if (!isFinal(state)) {
+      throw conflict('ExecutionNotFinished', `The execution ${id} is ${state}: only a completed, failed or canceled execution can be relaunched.`);
+    }
+    if (hosts === 'failed' && state !== 'failed' && state !== 'canceled') {
+      throw conflict('CannotRelaunchFailedHosts', `The execution ${id} is ${state}: only a failed or canceled execution has failed hosts to relaunch.`);
+    }
+    const ref = original.data.playbook_configuration;
+    let limit: string[] | undefined;
+    let note: string | null = null;
+    if (hosts === 'failed') {
+      const plugin = getPlugin(ref.playbook_name);
+      if (!plugin?.relaunchSubset) {
+        note = `The playbook ${ref.playbook_name} does not run on a subset of its hosts (${plugin?.relaunchSubsetReason ?? 'unknown playbook'}): the relaunch runs on every host.`;
+      } else if (original.data.reason?.startsWith(PREFLIGHT_FAILED)) {
+        // The runner stops before Ansible when a host fails its SSH check: no host ran at all.
+        note = `The run stopped at the pre-flight SSH check, before any host ran (${original.data.reason}): the relaunch runs on every host it was to run on.`;
+        if (original.data.limit_server_ids) limit = [...original.data.limit_server_ids];
+      } else {
+        const failed = new Set(await this.events.failedServers(id));
+        const subset = original.data.server_ids.filter((s) => failed.has(s));
+        if (subset.length > 0) limit = subset;
+        else if (original.data.limit_server_ids) {
+          limit = [...original.data.limit_server_ids];
+          note = `No host failed on its own (${original.data.reason ?? 'the run failed as a whole'}): the relaunch runs on the hosts the execution ran on.`;
+        } else note = `No host failed on its own (${original.data.reason ?? 'the run failed as a whole'}): the relaunch runs on every host.`;
+      }
+    }
+    const extras: ExecutionExtras = {
+      ...(original.data.preview === true ? { preview: true } : {}),
+      relaunch_of: id,
+      relaunch: { hosts, whole: limit === undefined, note },
+      ...(limit ? { limit_server_ids: limit } : {}),
+    };
+    const execution = await this.repo.transaction(async () => {
+      const created = await this.store(ref.id, ref.version, principal, extras);
+      const latest = await this.getForUpdate(id);
+      await this.repo.append(latest, { data: { ...latest.data, relaunched_by: [...(latest.data.relaunched_by ?? []), created.id] } }, null, created.time_updated);
+      return created;
+    });
+    await this.engine.queued();
+    return execution;
+  }
+
+  /**
+   * `GET /v1/execution/{id}/preview/`: the verdicts of a preview's steps, per server in the
+   * order of its `server_ids`; 404 when the id is unknown or the execution is no preview.
+   */
+  async preview(id: string): Promise<ExecutionPreview> {
+    const execution = await this.get(id);
+    if (execution.data.preview !== true) throw notFound(`The execution ${id} is not a preview: its steps are GET /v1/execution/${id}/steps/.`);
+    const hosts = new Map<string | null, PreviewHost>();
+    const hostOf = (serverId: string | null): PreviewHost => {
+      let host = hosts.get(serverId);
+      if (!host) {
+        host = { server_id: serverId, counts: { would_change: 0, unchanged: 0, would_fail: 0, unknown: 0 }, tasks: [] };
+        hosts.set(serverId, host);
+      }
+      return host;
+    };
+    for (const serverId of execution.data.limit_server_ids ?? execution.data.server_ids) hostOf(serverId);
+    for (const step of await this.events.previewSteps(id, PREVIEW_MAX_STEPS)) {
+      const host = hostOf(step.serverId);
+      host.counts[step.preview.status] += 1;
+      host.tasks.push({ role: step.role, name: step.name, ...step.preview });
+    }
+    return { execution_id: id, state: execution.data.state, hosts: [...hosts.values()] };
+  }
+
+  /** The list: real runs, or previews only with `?preview=true` (issue 31). */
+  override list(request: ListRequest, query?: Readonly<Record<string, unknown>>): Promise<Page<Stored<ExecutionData>>> {
+    return this.repo.list(request, this.scope(query));
+  }
+
+  override async listCursor(request: ListRequest, query?: Readonly<Record<string, unknown>>): Promise<ListCursor<ListItem<ExecutionData>>> {
+    return mapCursor(await this.repo.cursor(request, this.scope(query)), (row) => this.listItem(row));
+  }
+
+  private scope(query: Readonly<Record<string, unknown>> | undefined): SQL {
+    const raw = query?.preview;
+    const previews = raw === undefined ? false : typeof raw === 'string' ? parseBoolean(raw) : undefined;
+    if (previews === undefined) throw badRequest('Query parameter "preview" takes a boolean.');
+    return this.repo.fieldIsTrue('preview', previews);
+  }
+
+  /** Stores a queued execution of a configuration version, with its extras; the checks of `create`. */
+  private async store(id: string, version: number, principal: Principal, extras: ExecutionExtras): Promise<Stored<ExecutionData>> {
     // A version never changes once stored (and is cached): whether the configuration and its
     // cluster are still live is checked by the statement that stores the execution.
     const config = await this.configurations.getVersion(id, version);
@@ -78,6 +202,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
         time_finished: null,
         runner_id: null,
         reason: null,
+        ...extras,
       },
       principal.user.id,
       now,
@@ -90,7 +215,6 @@ export class ExecutionService extends VersionedService<ExecutionData> {
       }
       throw new ApiError(400, 'UnknownClusterError', `The cluster ${clusterId} of this configuration is deleted.`);
     }
-    await this.engine.queued();
     return execution;
   }
 

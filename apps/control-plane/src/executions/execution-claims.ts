@@ -1,4 +1,5 @@
 import type { ExecutionData, PlaybookConfigurationData, ServerData } from '@carapace/models';
+import { getPlugin } from '@carapace/playbooks';
 import type { SQL } from 'drizzle-orm';
 import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
@@ -6,7 +7,7 @@ import type { Stored } from '../domain/list-types.js';
 import { UniqueViolation } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { Assignment, StateChange } from './execution.types.js';
-import type { ServerService } from './server.service.js';
+import type { ServerService } from '../services/server.service.js';
 
 /** The most queued executions one read of the queue takes (a page). */
 const CLAIM_PAGE_MAX = 500;
@@ -80,10 +81,14 @@ export class ExecutionClaims {
         const picks: { execution: Stored<ExecutionData>; runner: FreeRunner }[] = [];
         for (; next < queued.length && left > 0; next++) {
           const candidate = queued[next] as Stored<ExecutionData>;
-          const ids = candidate.data.server_ids;
-          const blocked = ids.some((id) => reserved.has(id));
-          for (const id of ids) reserved.add(id);
-          if (blocked) continue;
+          // A preview locks no server (only a lease of its own, `leaseKeys`): it neither
+          // waits for the servers' locks nor holds back a run queued after it.
+          if (candidate.data.preview !== true) {
+            const ids = candidate.data.server_ids;
+            const blocked = ids.some((id) => reserved.has(id));
+            for (const id of ids) reserved.add(id);
+            if (blocked) continue;
+          }
           let runner = free[turn % free.length];
           while (runner && runner.n === 0) runner = free[++turn % free.length];
           if (!runner) break;
@@ -163,7 +168,7 @@ export class ExecutionClaims {
     return this.executions.transaction(async () => {
       // Another replica handing one out right now: skipped, not waited for. The servers of
       // those still queued are locked in the same statement (one round trip on PostgreSQL).
-      const requests = picks.map((p) => ({ executionId: p.execution.id, serverIds: p.execution.data.server_ids, owner: p.runnerId }));
+      const requests = picks.map((p) => ({ executionId: p.execution.id, serverIds: leaseKeys(p.execution), owner: p.runnerId }));
       const { models: latest, written } = await this.executions.tryGetManyForUpdateAnd<{ executionId: string }>(
         picks.map((p) => p.execution.id),
         this.queued,
@@ -204,8 +209,24 @@ export class ExecutionClaims {
         if (server.data.ip) serverIds[server.data.ip] = server.id;
         if (server.data.ssh_host_key && server.data.ip) hostKeys[server.data.ip] = server.data.ssh_host_key;
       }
+      const limit = execution.data.limit_server_ids;
+      let limitHosts: readonly string[] = [];
+      if (limit) {
+        const ips = own.filter((s) => limit.includes(s.id) && s.data.ip).map((s) => s.data.ip);
+        // Servers of the limit gone meanwhile: their ids match no host, and Ansible refuses the
+        // run. Else the groups the playbook works through run too (PlaybookPlugin.relaunchWith).
+        limitHosts = ips.length === 0 ? limit : [...ips, ...(getPlugin(config.data.playbook_id)?.relaunchWith ?? [])];
+      }
       out.set(execution.id, {
-        assignment: { execution, playbookId: config.data.playbook_id, configuration: config.data.configuration, serverIds, hostKeys },
+        assignment: {
+          execution,
+          playbookId: config.data.playbook_id,
+          configuration: config.data.configuration,
+          serverIds,
+          hostKeys,
+          checkMode: execution.data.preview === true,
+          limitHosts,
+        },
         hosts: hostMap(own),
       });
     }
@@ -220,4 +241,13 @@ export function hostMap(servers: readonly Stored<ServerData>[]): ReadonlyMap<str
     for (const host of [server.data.ip, server.id]) if (host && !hosts.has(host)) hosts.set(host, server.id);
   }
   return hosts;
+}
+
+/**
+ * The keys an execution locks in `server_locks`: its servers; for a preview, one key of its
+ * own (`preview:<id>`), which no server has: the lease that the runner's heartbeat renews and
+ * the sweep fails when it expires, without holding any server.
+ */
+export function leaseKeys(execution: Stored<ExecutionData>): readonly string[] {
+  return execution.data.preview === true ? [`preview:${execution.id}`] : execution.data.server_ids;
 }

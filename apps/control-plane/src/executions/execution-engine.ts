@@ -7,7 +7,7 @@ import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import { checkTransition, isFinal } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
-import type { ServerService } from './server.service.js';
+import type { ServerService } from '../services/server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
 import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
 import { ExecutionClaims, hostMap } from './execution-claims.js';
@@ -16,7 +16,7 @@ import { RunReports } from './run-reports.js';
 import type { Assignment, EventCounts, EventReport, Outcome, Reconciliation, StateChange, StepReport } from './execution.types.js';
 import { RunnerLoad } from './runner-load.js';
 import { RemoteWork } from './remote-work.js';
-import { AsyncSignal, Signal } from './signal.js';
+import { AsyncSignal, Signal } from '../services/signal.js';
 
 /** Where a running execution's steps come from: its runner, and server id by step host. */
 interface RunningExecution {

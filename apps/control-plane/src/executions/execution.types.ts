@@ -17,6 +17,10 @@ export interface Assignment {
   readonly serverIds: Readonly<Record<string, string>>;
   /** The recorded SSH host key of each server that has one, by IP: the runner enforces them. */
   readonly hostKeys: Readonly<Record<string, string>>;
+  /** A preview: Ansible's check mode with diffs. */
+  readonly checkMode: boolean;
+  /** The inventory hosts (IPs) to limit the run to; empty: every host. */
+  readonly limitHosts: readonly string[];
 }
 
 /** A step as a runner reports it: the stored step, with the inventory host it ran on. */

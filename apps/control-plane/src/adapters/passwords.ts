@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.js';
+import type { PasswordHasher } from '../ports.js';
 
 const PARAMS = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 64;
@@ -81,18 +82,23 @@ class HashThread {
  * flood of logins filled the pool and the CPUs, and every request waited behind it. Here
  * each runs on a thread of its own, at most `concurrency` of them, at a low CPU priority
  * (nice 10): the pool stays free and the event loop goes first on a busy CPU. A login past
- * a full queue is answered 503 with `Retry-After` at once, holding nothing. The CPUs
- * belong to the process, so the process has one instance, shared by every caller
- * (`passwordHashing`); its idle threads hold nothing open (they are unref'd).
+ * a full queue is answered 503 with `Retry-After` at once, holding nothing. The container
+ * makes one and hands it to the services that hash or check passwords (`PasswordHasher`);
+ * its idle threads hold nothing open (they are unref'd).
  */
-export class PasswordHashing {
+export class PasswordHashing implements PasswordHasher {
   private limits: HashLimits = DEFAULT_HASH_LIMITS;
+  readonly dummy = DUMMY_HASH;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   /** Threads not deriving now. */
   private readonly idle: HashThread[] = [];
   /** Mean duration of a derivation (ms), for `Retry-After`. */
   private meanMs = 100;
+
+  constructor(limits: HashLimits = DEFAULT_HASH_LIMITS) {
+    this.configure(limits);
+  }
 
   /** Sets the bounds (from the configuration); applies to derivations started from now on. */
   configure(limits: HashLimits): void {
@@ -162,19 +168,6 @@ export class PasswordHashing {
     this.active += 1;
     next();
   }
-}
-
-/** The process's password hashing (the thread pool and the CPUs it bounds are the process's). */
-export const passwordHashing = new PasswordHashing();
-
-/** Hashes a password (see `PasswordHashing.hash`), within the process's bounds. */
-export function hashPassword(password: string): Promise<string> {
-  return passwordHashing.hash(password);
-}
-
-/** Checks a password against a stored hash (see `PasswordHashing.verify`), within the process's bounds. */
-export function verifyPassword(password: string, stored: string): Promise<boolean> {
-  return passwordHashing.verify(password, stored);
 }
 
 /**

@@ -76,7 +76,8 @@ export class RunEnds {
       // the runs' files serve their effects (when they completed), then none stays
       const artifacts = await this.eventsRepo.takeArtifacts(done.map((e) => e.id));
       for (const execution of done) {
-        if (execution.data.state === 'completed') await this.effects.apply(execution, artifacts.get(execution.id) ?? [], nowS);
+        // A preview changed nothing: none of the playbook's effects applies.
+        if (execution.data.state === 'completed' && execution.data.preview !== true) await this.effects.apply(execution, artifacts.get(execution.id) ?? [], nowS);
       }
       await this.locks.release(done.map((e) => e.id));
       await this.bus.publish('work');
