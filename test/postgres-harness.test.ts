@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { ENV_ENABLE, ENV_URL, missingPostgresError, TestPostgres, testPostgresDatabase, testPostgresServer, type TestDatabase } from '@carapace/test-support/postgres';
+import { eventually } from '@carapace/test-support/eventually';
 
 // The test PostgreSQL of test/support/postgres.ts: a real server, one per vitest run, a
 // database of its own per test.
@@ -51,14 +52,6 @@ function postgresUid(): number | undefined {
     .map((l) => l.split(':'))
     .find((f) => f[0] === 'postgres');
   return entry ? Number(entry[2]) : undefined;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('test PostgreSQL', () => {
@@ -187,15 +180,15 @@ describe('a private TestPostgres', { timeout: 90_000 }, () => {
     expect(alive(pid)).toBe(true);
     child.kill('SIGKILL');
     // Reaped, not a zombie whose /proc entry still names it as the directory's live owner.
-    await until('the killed child is reaped', () => child.signalCode !== null);
-    await until('the orphaned server ends', () => !alive(pid));
+    await eventually('the killed child is reaped', () => child.signalCode !== null);
+    await eventually('the orphaned server ends', () => !alive(pid));
     expect(existsSync(dir)).toBe(true);
     const next = await TestPostgres.start();
     try {
       // Its sweep removes the directory; in a full run another test process may be sweeping
       // at the same moment and be the one still removing it (the sweep leaves a directory
       // without its owner file to whoever is at it): gone within moments either way.
-      await until('the stale directory is removed', () => !existsSync(dir), 5_000);
+      await eventually('the stale directory is removed', () => !existsSync(dir), 5_000);
     } finally {
       await next.stop();
     }

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackupSchedule, buildApp, createContainer, createLogger, loadConfig, main, openDatabase } from '@carapace/control-plane';
-import { Harness, ROOT_PASSWORD, until } from '@carapace/test-support/harness';
+import { Harness, ROOT_PASSWORD } from '@carapace/test-support/harness';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** Runs the command; its exit status and what it wrote on stderr. */
 async function command(args: string[]): Promise<{ code: number; output: string }> {
@@ -149,7 +150,7 @@ describe('backup and restore of an SQLite installation', { timeout: 60_000 }, ()
     const ticking = new BackupSchedule(loadConfig({ env: { CARAPACE_DATA_DIR: dataDir, CARAPACE_BACKUP_DIR: every, CARAPACE_BACKUP_INTERVAL_S: '1' } }), createLogger('silent'));
     const stop = ticking.start();
     try {
-      await until('a scheduled backup', () => existsSync(every) && readdirSync(every).some((n) => n.endsWith('.backup')), 10_000);
+      await eventually('a scheduled backup', () => existsSync(every) && readdirSync(every).some((n) => n.endsWith('.backup')), 10_000);
     } finally {
       await stop();
     }

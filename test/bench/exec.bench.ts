@@ -23,7 +23,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLab, generateKeyPair, type Lab } from '../lab/lab.js';
-import { Api, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from '../e2e/system.js';
+import { Api, ControlPlane, DISCOVERY_TOKEN, startRunner, type Proc } from '../e2e/system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 5);
 const START_SAMPLES = Number(process.env.BENCH_EXEC_START_SAMPLES ?? 20);
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
       serverIds.push(id);
     }
     for (const id of serverIds) {
-      await eventually(async () => ((await api.ok('GET', `/v1/server/${id}/`)).data.state === 'operational' ? true : undefined), 60_000, `facts of ${id}`);
+      await eventually(`facts of ${id}`, async () => ((await api.ok('GET', `/v1/server/${id}/`)).data.state === 'operational' ? true : undefined), 60_000);
     }
     const cluster = await api.ok('POST', '/v1/cluster/', { name: 'bench' });
     const config = await api.ok('POST', '/v1/playbook_configuration/', { name: 'bench', cluster_id: cluster.id, playbook_id: 'hello_world', server_ids: serverIds });
@@ -165,9 +166,9 @@ async function main(): Promise<void> {
       starts.push(await timeToStarted(execution.id as string, t0));
       await api.ok('DELETE', `/v1/execution/${execution.id}/`);
       await eventually(
+        'the canceled execution to end',
         async () => (['canceled', 'completed', 'failed'].includes((await api.ok('GET', `/v1/execution/${execution.id}/`)).data.state) ? true : undefined),
         120_000,
-        'the canceled execution to end',
       );
     }
 

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createRunnerClient, grpc, PROTOCOL_VERSION, type ControlMessage__Output, type RunnerMessage } from '@carapace/protocol';
-import { type Api, type ControlPlane, DISCOVERY_TOKEN, eventually } from '../e2e/system.js';
+import { type Api, type ControlPlane, DISCOVERY_TOKEN } from '../e2e/system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const CHUNK_CHARS = 32 * 1024;
 
@@ -79,7 +80,7 @@ export async function startFedRun(cp: ControlPlane, api: Api): Promise<FedRun> {
   call.write({ hello: { protocol_version: PROTOCOL_VERSION, name: 'bench', version: 'bench', labels: {}, slots: 1, running_execution_ids: [], ssh_public_key: '' } });
   const serverId = randomUUID();
   await api.call('POST', '/v1/server/', { id: serverId, host: '10.0.0.1', username: 'ansible' }, false, { authorization: DISCOVERY_TOKEN });
-  await eventually(async () => ((await api.ok('GET', `/v1/server/${serverId}/`)).data.state === 'operational' ? true : undefined), 30_000, 'facts');
+  await eventually('facts', async () => ((await api.ok('GET', `/v1/server/${serverId}/`)).data.state === 'operational' ? true : undefined), 30_000);
   const cluster = await api.ok('POST', '/v1/cluster/', { name: 'bench' });
   const config = await api.ok('POST', '/v1/playbook_configuration/', { name: 'bench', cluster_id: cluster.id, playbook_id: 'hello_world', server_ids: [serverId] });
   const execution = await api.ok('POST', '/v1/execution/', { playbook_configuration: { id: config.id, version: config.version } });
@@ -102,7 +103,7 @@ export async function startFedRun(cp: ControlPlane, api: Api): Promise<FedRun> {
     },
     async finish() {
       await write({ result: { execution_id: executionId, seq: ++seq, outcome: 'completed', reason: '' } });
-      await eventually(async () => (acked >= seq ? true : undefined), 30_000, 'the last ack');
+      await eventually('the last ack', async () => (acked >= seq ? true : undefined), 30_000);
     },
     close() {
       call.end();

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@carapace/control-plane';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, CONTROL_PLANE_BIN, ControlPlane, DISCOVERY_TOKEN, eventually, startRunner, type Proc } from './system.js';
+import { ADMIN_PASSWORD, Api, CONTROL_PLANE_BIN, ControlPlane, DISCOVERY_TOKEN, startRunner, type Proc } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 const run = promisify(execFile);
@@ -114,10 +115,10 @@ describe('an online backup of a busy installation restores everything acknowledg
     const running = await start();
     await start();
     const queued = await start();
-    await eventually(async () => {
+    await eventually('a streaming log', async () => {
       const text = (await api.call('GET', `/v1/execution/${running}/log/`, undefined, true, { accept: 'text/plain' })).text;
       return text.includes('TASK [') ? true : undefined;
-    }, 120_000, 'a streaming log');
+    }, 120_000);
 
     const usual = await timeRequests(new Promise((r) => setTimeout(r, 2000)));
     const acknowledged = await snapshot(api);
@@ -158,6 +159,6 @@ describe('an online backup of a busy installation restores everything acknowledg
     expect((acknowledged.get(`execution/${queued}/version`) as Json[])[0]?.data.state).toMatch(/^(created|started)$/);
     expect(now.has(`execution/${queued}/version`)).toBe(true);
     // The original goes on: its runs end.
-    await eventually(async () => ((await api.ok('GET', `/v1/execution/${queued}/`)).data.state === 'completed' ? true : undefined), 180_000, 'the queued run');
+    await eventually('the queued run', async () => ((await api.ok('GET', `/v1/execution/${queued}/`)).data.state === 'completed' ? true : undefined), 180_000);
   });
 });

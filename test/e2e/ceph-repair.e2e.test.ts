@@ -25,8 +25,9 @@ import { CephSystem, DISK_BYTES, logSteps, why, type Json, type PlaybookRun } fr
 import { CLIENT_ROOT } from './ceph/cinder.checks.js';
 import { poolTests } from './ceph/pool.checks.js';
 import { confMonHost, expectConfNamesMonitors, monitorMap, monitorOnHost, QuorumWatcher, type QuorumReport } from './ceph/mon.checks.js';
-import { eventually } from './system.js';
+
 import { clusterLogAround, expectNoNoout, expectObjects, IoProbe, TestPhases, writeObjects, type ProbeReport } from './ceph/upgrade.checks.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const DISKS = 2;
 /** Three hosts make the cluster; the fourth runs the client; the fifth becomes a monitor later. */
@@ -38,7 +39,6 @@ const MAINTENANCE_HEALTH = new Set(['OSD_DOWN', 'OSD_HOST_DOWN', 'PG_DEGRADED', 
 function log(line: string): void {
   process.stderr.write(`[ceph-repair.e2e] ${line}\n`);
 }
-
 
 describe('day 2 repairs of real Ceph daemons through the API: host maintenance, a failed disk replaced, pools, monitors', { timeout: 30 * 60_000 }, () => {
   let sys: CephSystem;
@@ -226,7 +226,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     const count = (await sys.ceph<number[]>(mon, 'osd ls')).length;
     // the disk fails: its OSD stops, its start is overwritten
     await host.exec(`systemctl stop ceph-osd@${id} && dd if=/dev/urandom of=${oldDevice} bs=1M count=8 conv=fsync status=none`);
-    await eventually(async () => ((await sys.ceph<Json>(mon, 'osd dump')).osds.find((o: Json) => String(o.osd) === id)?.up === 0 ? true : undefined), 120_000, `osd.${id} down`);
+    await eventually(`osd.${id} down`, async () => ((await sys.ceph<Json>(mon, 'osd dump')).osds.find((o: Json) => String(o.osd) === id)?.up === 0 ? true : undefined), 120_000);
     const disk = await host.addDisk(DISK_BYTES);
     // the OSD count, watched all along
     let most = 0;
@@ -376,7 +376,7 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
   it('a monitor stopped: removing another is refused while it is out of quorum; the stopped one may be removed', async () => {
     const spare = hostOf(spareId());
     await spare.exec(`systemctl stop ceph-mon@${spare.name}`);
-    await eventually(async () => (!(await sys.ceph<Json>(monHost(2), 'quorum_status')).quorum_names.includes(spare.name) ? true : undefined), 120_000, `mon.${spare.name} out of quorum`);
+    await eventually(`mon.${spare.name} out of quorum`, async () => (!(await sys.ceph<Json>(monHost(2), 'quorum_status')).quorum_names.includes(spare.name) ? true : undefined), 120_000);
     const refused = await sys.run('remove_mon', deployed.clusterId, [deployed.monIds[0] as string]);
     expect(refused.execution.data.state, why(refused)).toBe('failed');
     const failed = refused.steps.find((s) => s.data.result === 'error');

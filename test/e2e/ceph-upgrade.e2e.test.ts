@@ -12,7 +12,7 @@
 // - restart_services canceled during an OSD host's restart: canceled, its flag unset.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LabHost } from '../lab/lab.js';
-import { eventually } from './system.js';
+
 import { deployAndCheck, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './ceph/deploy.checks.js';
 import { runAndCancelAfter } from './ceph/purge.checks.js';
 import { CephSystem, why, type Json } from './ceph/system.js';
@@ -28,6 +28,7 @@ import {
   writeObjects,
   type ProbeReport,
 } from './ceph/upgrade.checks.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const DISKS = 2;
 /** Three hosts make the cluster; the fourth runs the client. */
@@ -81,7 +82,7 @@ describe('day 2 of real Ceph daemons through the API: a rolling upgrade and roll
     stoppedOsd = (await sys.ceph<number[]>(mon(), `osd ls-tree ${last().name}`))[0]?.toString() ?? '';
     expect(stoppedOsd).not.toBe('');
     await last().exec(`systemctl stop ceph-osd@${stoppedOsd}`);
-    await eventually(async () => ((await sys.ceph<Json>(mon(), 'osd stat')).num_up_osds === DEPLOYED * DISKS - 1 ? true : undefined), 60_000, 'the OSD down');
+    await eventually('the OSD down', async () => ((await sys.ceph<Json>(mon(), 'osd stat')).num_up_osds === DEPLOYED * DISKS - 1 ? true : undefined), 60_000);
     const before = await osdStarts();
     upgrade = await sys.configure(
       'upgrade_ceph',
@@ -109,13 +110,13 @@ describe('day 2 of real Ceph daemons through the API: a rolling upgrade and roll
     // Healthy but for the upgrade under way: the OSD started again runs Reef (its host's
     // packages were installed with its manager), so Ceph may say OSD_UPGRADE_FINISHED.
     await eventually(
+      'the cluster healthy with the OSD back',
       async () => {
         const status = await sys.ceph<Json>(mon(), 'status');
         const checks = Object.keys(status.health?.checks ?? {}).filter((c) => !LAB_HEALTH_CHECKS.has(c) && c !== 'OSD_UPGRADE_FINISHED');
         return checks.length === 0 && status.pgmap?.num_pgs === (status.pgmap?.pgs_by_state ?? []).filter((p: Json) => p.state_name === 'active+clean').reduce((n: number, p: Json) => n + Number(p.count), 0) ? true : undefined;
       },
       300_000,
-      'the cluster healthy with the OSD back',
     );
     // The OSD started again comes back on Reef: its host's packages were installed with its manager.
     const pacificOsds = (await sys.ceph<Json[]>(mon(), 'osd metadata')).filter((m) => String(m.ceph_version_short).startsWith('16.2.')).length;

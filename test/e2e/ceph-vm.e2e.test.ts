@@ -26,7 +26,7 @@ import { expectEncryptedOsds } from './ceph/dmcrypt.checks.js';
 import { addOsdAndCheck, removeOsdAndCheck } from './ceph/osd.checks.js';
 import { CephSystem, DISK_BYTES, logSteps, why, type Json } from './ceph/system.js';
 import { cryptMappings, dmcryptKey, enabledActivationUnits, expectKeyNotOnDisks, lvmOsds, upAndIn, type LvmOsd } from './ceph/vm-osd.checks.js';
-import { eventually } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** Three container hosts with one disk each make the cluster; the VM host comes after them. */
 const DEPLOYED = 3;
@@ -149,7 +149,7 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
     expect((await host.exec('cat /proc/sys/kernel/random/boot_id')).stdout.trim()).not.toBe(bootId);
     expect(host.pid).toBe(pid);
     expect((await host.exec('ip -4 -o addr show dev eth0')).stdout).toContain(`${host.ip}/24`);
-    await eventually(async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 600_000, `osd.${id} up and in after the reboot`);
+    await eventually(`osd.${id} up and in after the reboot`, async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 600_000);
     log(`reboot: osd.${id} up again ${((Date.now() - started) / 1000).toFixed(1)} s after the reboot began`);
     expect(await cryptMappings(host)).toHaveLength(1);
     expect((await host.exec(`systemctl is-active ceph-osd@${id}`)).stdout.trim()).toBe('active');
@@ -163,7 +163,7 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
     const count = (await sys.ceph<number[]>(mon(), 'osd ls')).length;
     // the disk fails: its OSD stops, its start (LVM label and metadata) is overwritten
     await host.exec(`systemctl stop ceph-osd@${id} && dd if=/dev/urandom of=/dev/vdb bs=1M count=8 conv=fsync status=none`);
-    await eventually(async () => ((await sys.ceph<Json>(mon(), 'osd dump')).osds.find((o: Json) => o.osd === id)?.up === 0 ? true : undefined), 120_000, `osd.${id} down`);
+    await eventually(`osd.${id} down`, async () => ((await sys.ceph<Json>(mon(), 'osd dump')).osds.find((o: Json) => o.osd === id)?.up === 0 ? true : undefined), 120_000);
     const disk = await host.addDisk(DISK_BYTES);
     // without dmcrypt, refused before anything changes: the replacement would hold the data in clear
     const clear = await sys.run('replace_osd', deployed.clusterId, [vmId()], [{ id: 'replacements', value: `${id}:${disk.device}` }]);
@@ -181,7 +181,7 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
     logSteps(run, log);
     // the failed disk's dm-crypt mapping and logical volume were closed, not left open on it
     expect(run.steps.some((s: Json) => String(s.data.name).startsWith(`osd.${id}: the old disk's device-mapper devices closed: `)), why(run)).toBe(true);
-    await eventually(async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 300_000, `osd.${id} up and in after the replacement`);
+    await eventually(`osd.${id} up and in after the replacement`, async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 300_000);
     const osds = await lvmOsds(host);
     expect(osds.map((o) => ({ id: o.id, encrypted: o.encrypted, devices: o.devices }))).toEqual([{ id, encrypted: true, devices: [disk.device] }]);
     const key = (await dmcryptKey(mon(), osds[0]?.osdFsid ?? '')) ?? '';

@@ -20,8 +20,9 @@ import { schema, VersionedRepository } from '@carapace/control-plane/testing';
 import { grpc } from '@carapace/protocol';
 import { collectStatus, fileRunRecords, gatherFacts, RunnerAgent, type AgentPorts } from '@carapace/runner';
 import { makeFacts } from '@carapace/test-support/facts';
-import { eventually, Harness } from '@carapace/test-support/harness';
+import { Harness } from '@carapace/test-support/harness';
 import { createLab, generateKeyPair, type Lab, type LabHost } from '../lab/lab.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/ceph-pacific');
 const SECRET = 'webhook-secret-for-status-tests-0123';

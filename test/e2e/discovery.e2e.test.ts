@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab, type ControlPlaneAccess, type DiscoveredLab } from '../lab/discover.js';
 import { ensureBridge, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, eventually } from './system.js';
+import { ADMIN_PASSWORD, Api, ControlPlane } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -75,12 +76,12 @@ describe('first-boot discovery on real hosts', { timeout: 300_000 }, () => {
     expect(config.data.configuration.inventory._meta.hostvars[server.data.ip].ansible_user).toBe('ansible');
     const execution = await api.ok('POST', '/v1/execution/', { playbook_configuration: { id: config.id, version: config.version } });
     const done = await eventually(
+      'hello_world to end',
       async () => {
         const e = await api.ok('GET', `/v1/execution/${execution.id}/`);
         return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
       },
       180_000,
-      'hello_world to end',
     );
     expect(done.data.state, done.data.reason).toBe('completed');
     const answer = await fetch(`http://${server.data.ip}:8085/`);
@@ -91,12 +92,12 @@ describe('first-boot discovery on real hosts', { timeout: 300_000 }, () => {
     const before = await api.ok('GET', `/v1/server/${server.id}/`);
     await lab.hosts[0]?.reboot();
     const after = await eventually(
+      'a new registration after the reboot',
       async () => {
         const s = await api.ok('GET', `/v1/server/${server.id}/`);
         return s.version > before.version && s.data.state === 'operational' ? s : undefined;
       },
       90_000,
-      'a new registration after the reboot',
     );
     expect(after.id).toBe(server.id);
     const list = await api.ok('GET', '/v1/server/?all=true');

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLab, type Lab, type LabHost } from '../lab/lab.js';
 import { buildDeb, installDeb, installedVersion, leftovers, ownerAndMode, unitProperties, type BuiltDeb } from './packages.js';
-import { Api, eventually } from './system.js';
+import { Api } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const PASSWORD = 'deb-admin-password-0123';
 const PURGED_PATHS = ['/etc/carapace', '/var/lib/carapace', '/usr/lib/carapace-control-plane', '/usr/bin/carapace-control-plane', '/usr/bin/carapace', '/lib/systemd/system/carapace-control-plane.service'];
@@ -40,10 +41,10 @@ describe('the carapace-control-plane .deb on a lab host: /v1/info/ and the web U
   }, 120_000);
 
   async function info(): Promise<Record<string, any>> {
-    return eventually(async () => {
+    return eventually('the packaged control plane to answer /v1/info/', async () => {
       const res = await fetch(`${url}/v1/info/`, { signal: AbortSignal.timeout(3_000) });
       return res.ok ? ((await res.json()) as Record<string, any>) : undefined;
-    }, 60_000, 'the packaged control plane to answer /v1/info/');
+    }, 60_000);
   }
 
   it('installs on a host without Node.js: a system user, its configuration 0600, a hardened unit not yet enabled', async () => {

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, eventually, freePort } from './system.js';
+import { Api, freePort } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -132,13 +133,13 @@ describe.skipIf(!hasPodman())('the OCI images under podman: control plane on Pos
   });
 
   it('answers /v1/info/ through the port published on loopback, from the control-plane container', async () => {
-    const info = await eventually(async () => {
+    const info = await eventually('the control plane to answer', async () => {
       const r = await api.call('GET', '/v1/info/', undefined, false);
       return r.status === 200 ? (r.json as Json) : undefined;
-    }, 90_000, 'the control plane to answer');
+    }, 90_000);
     expect(info).toHaveProperty('version');
     expect((await podman(['exec', container('control-plane'), 'id', '-u'])).trim()).toBe(String(UIDS.controlPlane));
-    await eventually(async () => ((await podman(['healthcheck', 'run', container('control-plane')]).catch(() => 'unhealthy')).includes('unhealthy') ? undefined : true), 60_000, 'the control plane healthy');
+    await eventually('the control plane healthy', async () => ((await podman(['healthcheck', 'run', container('control-plane')]).catch(() => 'unhealthy')).includes('unhealthy') ? undefined : true), 60_000);
   });
 
   it('keeps its tables in the PostgreSQL container', async () => {
@@ -155,12 +156,12 @@ describe.skipIf(!hasPodman())('the OCI images under podman: control plane on Pos
     writeFileSync(file, `${token}\n`, { mode: 0o400 });
     await exec('chown', [`${UIDS.runner}:${UIDS.runner}`, file]);
     await compose(['up', '-d', 'runner']);
-    const seen = await eventually(async () => {
+    const seen = await eventually(`runner ${RUNNER} to connect`, async () => {
       const r = ((await api.ok('GET', '/v1/runner/')).items as Json[]).find((x) => x.name === RUNNER);
       return r?.state === 'connected' ? r : undefined;
-    }, 90_000, `runner ${RUNNER} to connect`);
+    }, 90_000);
     expect(seen.state).toBe('connected');
     expect((await podman(['exec', container('runner'), 'id', '-u'])).trim()).toBe(String(UIDS.runner));
-    await eventually(async () => ((await podman(['healthcheck', 'run', container('runner')]).catch(() => 'unhealthy')).includes('unhealthy') ? undefined : true), 60_000, 'the runner healthy');
+    await eventually('the runner healthy', async () => ((await podman(['healthcheck', 'run', container('runner')]).catch(() => 'unhealthy')).includes('unhealthy') ? undefined : true), 60_000);
   });
 });

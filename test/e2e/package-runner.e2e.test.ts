@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverLab } from '../lab/discover.js';
 import { createLab, ensureBridge, LAB_GATEWAY, type Lab, type LabHost } from '../lab/lab.js';
 import { buildDeb, installDeb, installedVersion, leftovers, makeTlsFiles, ownerAndMode, putFile, unitProperties, type BuiltDeb, type TlsFiles } from './packages.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, freePort } from './system.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, freePort } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -81,20 +82,20 @@ describe('the carapace-runner .deb on a lab host: enrolled with mTLS, hello_worl
   }
 
   async function connected(since = 0): Promise<Json> {
-    return eventually(async () => {
+    return eventually(`runner ${RUNNER} to connect`, async () => {
       const r = await runner();
       return r?.state === 'connected' && Number(r.connected_since) >= since ? r : undefined;
-    }, 60_000, `runner ${RUNNER} to connect`);
+    }, 60_000);
   }
 
   async function helloWorld(name: string): Promise<Json> {
     clusterId ||= (await api.ok('POST', '/v1/cluster/', { name: 'deb' })).id as string;
     const config = await api.ok('POST', '/v1/playbook_configuration/', { name, cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [serverId] });
     const execution = await api.ok('POST', '/v1/execution/', { playbook_configuration: { id: config.id, version: config.version } });
-    return eventually(async () => {
+    return eventually(`hello_world ${name} to end`, async () => {
       const e = await api.ok('GET', `/v1/execution/${execution.id as string}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state as string) ? e : undefined;
-    }, 150_000, `hello_world ${name} to end`);
+    }, 150_000);
   }
 
   it('installs with dpkg on a host without Node.js: its own runtime, a system user, a hardened unit not yet enabled', async () => {

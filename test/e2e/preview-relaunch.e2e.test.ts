@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, DISCOVERY_TOKEN, eventually, executionLog, finishedExecution, startRunner, startRunnersControlPlane, tearDownLab, type Api, type ControlPlane, type Proc } from './system.js';
+import { ADMIN_PASSWORD, DISCOVERY_TOKEN, executionLog, finishedExecution, startRunner, startRunnersControlPlane, tearDownLab, type Api, type ControlPlane, type Proc } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -153,7 +154,7 @@ describe('previews and relaunches on real hosts', { timeout: 600_000 }, () => {
     const config = await configuration('hello_world', [a.id, b.id], 'two-hosts');
     const id = await execute(config);
     // As soon as B has a step, its sshd goes (listener and sessions): its next task is unreachable.
-    await eventually(async () => ((await steps(id)).some((s) => s.data.server_id === b.id) ? true : undefined), 120_000, 'a first step on B');
+    await eventually('a first step on B', async () => ((await steps(id)).some((s) => s.data.server_id === b.id) ? true : undefined), 120_000);
     await hostB.exec('systemctl stop ssh.socket ssh.service 2>/dev/null; pkill -KILL -x sshd; true', { check: false });
     let failed: Json;
     try {

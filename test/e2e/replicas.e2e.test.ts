@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, eventually, executionLog, finishedExecution, startRunner, type Proc } from './system.js';
+import { ADMIN_PASSWORD, Api, ControlPlane, DISCOVERY_TOKEN, executionLog, finishedExecution, startRunner, type Proc } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -172,9 +173,9 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
     const id = await run(apiA, 'failover');
     const followed = new FollowedLog(`${b.url}/v1/execution/${id}/log/?follow=yes`, apiB.authToken);
     await eventually(
+      'the run started and its first tasks followed through B',
       async () => ((await apiB.ok('GET', `/v1/execution/${id}/`)).data.state === 'started' && followed.text.includes('TASK [') ? true : undefined),
       60_000,
-      'the run started and its first tasks followed through B',
     );
     expect((await leases()).map((l) => l.execution_id)).toEqual([id]);
     const beforeKill = followed.text;
@@ -186,9 +187,9 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
 
     // The runner lost A and moved to B.
     await eventually(
+      'the runner connected to B',
       async () => (jsonLines(runner).some((l) => l.msg === 'connected to the control plane' && l.controlPlane === b.grpcAddress) ? true : undefined),
       30_000,
-      'the runner connected to B',
     );
     const runnerLog = jsonLines(runner);
     expect(runnerLog.find((l) => l.msg === 'stream to the control plane lost')).toMatchObject({ controlPlane: a.grpcAddress, next: b.grpcAddress });
@@ -222,12 +223,12 @@ describe('two control-plane replicas on one PostgreSQL database; one killed mid-
     expect(sessions).toHaveLength(1);
     expect(sessions[0]?.replica).not.toBe(onA?.replica);
     const listed = await eventually(
+      'the runner connected to B with every slot free',
       async () => {
         const r = ((await apiB.ok('GET', '/v1/runner/')).items as Json[]).find((r) => r.name === RUNNER);
         return r?.state === 'connected' && r.free_slots === SLOTS ? r : undefined;
       },
       15_000,
-      'the runner connected to B with every slot free',
     );
     expect(listed).toMatchObject({ state: 'connected', slots: SLOTS, free_slots: SLOTS, executions: [] });
     process.stderr.write(`replicas e2e: A killed ${beforeKill.length} bytes into the log; completed through B ${completedAfterMs} ms later\n`);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAccess, discoverLab } from '../lab/discover.js';
 import { ensureBridge, generateKeyPair, LAB_GATEWAY, type Lab } from '../lab/lab.js';
-import { ADMIN_PASSWORD, Api, DISCOVERY_TOKEN, eventually, executionLog, finishedExecution, startRunner, startRunnersControlPlane, tearDownLab, type ControlPlane, type Proc } from './system.js';
+import { ADMIN_PASSWORD, Api, DISCOVERY_TOKEN, executionLog, finishedExecution, startRunner, startRunnersControlPlane, tearDownLab, type ControlPlane, type Proc } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 type Json = Record<string, any>;
 
@@ -101,11 +102,11 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     const server = servers[0] as Json;
     const id = await run([server.id]);
     // While it runs, the log grows through the API.
-    const live = await eventually(async () => {
+    const live = await eventually('a live log', async () => {
       const e = await execution(id);
       const text = await log(id);
       return e.data.state === 'started' && text.includes('TASK [') ? text : undefined;
-    }, 120_000, 'a live log');
+    }, 120_000);
     expect(live).toContain('pre-flight');
     const followed = await api.call('GET', `/v1/execution/${id}/log/?follow=yes`, undefined, true, { accept: 'text/plain' });
     expect(followed.text).toContain('PLAY RECAP');
@@ -145,7 +146,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     const host = lab.hosts[1];
     const server = servers[1] as Json;
     const id = await run([server.id], 'to-cancel');
-    await eventually(async () => ((await steps(id)).length > 0 ? true : undefined), 120_000, 'a first step');
+    await eventually('a first step', async () => ((await steps(id)).length > 0 ? true : undefined), 120_000);
     // The host stops answering, so Ansible hangs on its next task until canceled.
     await host?.exec('ip link set eth0 down');
     try {
@@ -163,7 +164,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
   it('fails the run of a killed runner, frees its servers, and runs the next one on a new runner', async () => {
     const server = servers[0] as Json;
     const id = await run([server.id], 'runner-dies');
-    await eventually(async () => ((await steps(id)).length > 0 ? true : undefined), 120_000, 'a first step');
+    await eventually('a first step', async () => ((await steps(id)).length > 0 ? true : undefined), 120_000);
     await runner.kill();
     const done = await finished(id, 60_000);
     expect(done.data.state).toBe('failed');
@@ -182,7 +183,7 @@ describe('runs on real hosts through a runner', { timeout: 300_000 }, () => {
     const referenceSteps = (await steps(reference)).length;
 
     const id = await run([server.id], 'cp-restart');
-    await eventually(async () => ((await steps(id)).length > 0 ? true : undefined), 120_000, 'a first step');
+    await eventually('a first step', async () => ((await steps(id)).length > 0 ? true : undefined), 120_000);
     cp = await cp.restart('kill');
     api = new Api(cp.url);
     await api.login();

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import type { Lab } from '../lab/lab.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const CONTROL_PLANE_BIN = join(ROOT, 'apps/control-plane/bin/carapace-control-plane.js');
@@ -137,13 +138,12 @@ export class ControlPlane {
     const proc = new Proc(child);
     const url = `http://${httpHost}:${httpPort}`;
     await eventually(
+      'the control plane to answer',
       async () => {
         if (proc.exited) throw new Error(`the control plane exited: ${proc.lines.slice(-20).join('\n')}`);
         return (await fetch(`${url}/v1/info/`)).ok ? true : undefined;
       },
-      120_000,
-      'the control plane to answer',
-      () => proc.exited !== null,
+      { timeoutMs: 120_000, giveUp: () => proc.exited !== null },
     );
     return new ControlPlane(proc, dataDir, `http://${httpHost}:${httpPort}`, `127.0.0.1:${grpcPort}`, { ...options, dataDir, httpHost, httpPort, grpcPort });
   }
@@ -232,31 +232,6 @@ export class Api {
   }
 }
 
-/** Polls `check` until it returns a value other than undefined. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string, giveUp: () => boolean = () => false): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    if (giveUp()) {
-      try {
-        const v = await check();
-        if (v !== undefined) return v;
-      } catch (err) {
-        throw err instanceof Error ? err : new Error(String(err));
-      }
-      throw new Error(`gave up waiting for ${what}`);
-    }
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 /**
  * A control plane that runs on real hosts through separate runners: listening on `httpHost`
  * (the lab's gateway, where its hosts reach it), no embedded runner, runner leases of 6 s with
@@ -284,12 +259,12 @@ export async function executionLog(api: Api, id: string): Promise<string> {
  */
 export async function finishedExecution(api: Api, id: string, timeoutMs: number, logOf: 'failed' | 'not completed'): Promise<Record<string, any>> {
   const e = await eventually(
+    `execution ${id} to end`,
     async () => {
       const e = await api.ok('GET', `/v1/execution/${id}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
     },
     timeoutMs,
-    `execution ${id} to end`,
   );
   const withLog = logOf === 'failed' ? e.data.state === 'failed' : e.data.state !== 'completed';
   if (withLog) e.data.reason = `${e.data.reason}\n--- end of its log ---\n${(await executionLog(api, id)).slice(-3000)}`;

@@ -30,26 +30,6 @@ export function keptLogger(lines: string[]): Logger {
   return pino({ level: 'debug' }, sink);
 }
 
-/** Waits until `check` holds, looking every 25 ms. */
-export async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Waits until `check` gives a value (not undefined), looking every 50 ms; returns it. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /**
  * A control plane on a real database (in-memory SQLite, or a fresh PostgreSQL database under
  * `CARAPACE_TEST_DATABASE=postgres`), with a real SMTP server and a movable clock.

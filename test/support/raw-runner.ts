@@ -28,15 +28,6 @@ export class RawRunnerStream {
   }
 }
 
-/** Waits until `check` (which may be async) holds, looking every 10 ms. */
-export async function untilReached(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in time`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A control plane with its gRPC server on a free port, a root token and one cluster named `clusterName`. */
 export interface GrpcHarness {
   readonly h: Harness;

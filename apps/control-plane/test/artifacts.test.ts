@@ -7,7 +7,8 @@ import { ARTIFACT_LIMITS, grpc, PROTOCOL_VERSION, type RunnerMessage } from '@ca
 import type { GrpcServer } from '../src/grpc/grpc.server.js';
 import { addServer } from '@carapace/test-support/facts';
 import type { Harness } from '@carapace/test-support/harness';
-import { RawRunnerStream, runnerToken, startGrpcHarness, untilReached as until } from '@carapace/test-support/raw-runner';
+import { RawRunnerStream, runnerToken, startGrpcHarness } from '@carapace/test-support/raw-runner';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
 class RawRunner extends RawRunnerStream {
@@ -47,9 +48,9 @@ describe('files handed back by a run', () => {
     const server = await addServer(h);
     const deployed = await execute('cluster_deploy', [server.id]);
     const r = runner();
-    await until('deploy assigned', () => r.assigned(deployed));
+    await eventually('deploy assigned', () => r.assigned(deployed));
     r.send({ result: { execution_id: deployed, seq: 1, outcome: 'completed', reason: '' } });
-    await until('deploy completed', async () => (await state(deployed)) === 'completed');
+    await eventually('deploy completed', async () => (await state(deployed)) === 'completed');
     r.close();
   });
   afterEach(() => {
@@ -89,7 +90,7 @@ describe('files handed back by a run', () => {
     expect((await cinderFiles()).status).toBe(404);
     const id = await execute('cinder_integration', []);
     const r = runner();
-    await until('assigned', () => r.assigned(id));
+    await eventually('assigned', () => r.assigned(id));
     const files = [
       { name: 'ceph.client.cinder.keyring', content: keyring('cinder') },
       { name: 'ceph.client.glance.keyring', content: keyring('glance', KEY.replace('AQ', 'AR')) },
@@ -99,12 +100,12 @@ describe('files handed back by a run', () => {
     files.forEach((f, i) => r.send({ artifact: { execution_id: id, seq: i + 2, ...f } }));
     // resent after a blip: stored once
     r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder') } });
-    await until('artifacts acknowledged', () => r.ackOf(id) >= 4);
+    await eventually('artifacts acknowledged', () => r.ackOf(id) >= 4);
     expect(await storedArtifacts()).toBe(3);
     // not the cluster's before the run completed
     expect((await cinderFiles()).status).toBe(404);
     r.send({ result: { execution_id: id, seq: 5, outcome: 'completed', reason: '' } });
-    await until('completed', async () => (await state(id)) === 'completed');
+    await eventually('completed', async () => (await state(id)) === 'completed');
     const served = await cinderFiles();
     expect(served.status, served.body).toBe(200);
     expect(served.json).toEqual({
@@ -123,14 +124,14 @@ describe('files handed back by a run', () => {
     const newMon = await addServer(h);
     const id = await execute('add_mon', [newMon.id]);
     const r = runner();
-    await until('assigned', () => r.assigned(id));
+    await eventually('assigned', () => r.assigned(id));
     const conf = CONF.replace(']\n', `],[v2:${newMon.data.ip}:3300/0,v1:${newMon.data.ip}:6789/0]\n`);
     r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: conf } });
     // a keyring among a monitor run's files is not taken: only ceph.conf is refreshed
     r.send({ artifact: { execution_id: id, seq: 2, name: 'ceph.client.cinder.keyring', content: keyring('cinder', KEY.replace('AQ', 'AS')) } });
-    await until('acknowledged', () => r.ackOf(id) >= 2);
+    await eventually('acknowledged', () => r.ackOf(id) >= 2);
     r.send({ result: { execution_id: id, seq: 3, outcome: 'completed', reason: '' } });
-    await until('completed', async () => (await state(id)) === 'completed');
+    await eventually('completed', async () => (await state(id)) === 'completed');
     expect((await cinderFiles()).json).toEqual({ ...before, '/etc/ceph/ceph.conf': conf });
     const cluster = (await h.request('GET', `/v1/cluster/${clusterId}/`, { token: root })).json;
     expect(cluster.data.configuration.mons.map((m: { server_id: string }) => m.server_id)).toContain(newMon.id);
@@ -142,18 +143,18 @@ describe('files handed back by a run', () => {
     for (const outcome of ['failed', 'canceled'] as const) {
       const id = await execute('cinder_integration', []);
       const r = runner();
-      await until('assigned', () => r.assigned(id));
+      await eventually('assigned', () => r.assigned(id));
       r.send({ artifact: { execution_id: id, seq: 1, name: 'ceph.conf', content: '[global]\n\tfsid = other\n' } });
-      await until('acknowledged', () => r.ackOf(id) >= 1);
+      await eventually('acknowledged', () => r.ackOf(id) >= 1);
       expect(await storedArtifacts()).toBe(1);
       if (outcome === 'canceled') expect((await h.request('DELETE', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('canceling');
       r.send({ result: { execution_id: id, seq: 2, outcome, reason: 'boom' } });
-      await until(outcome, async () => (await state(id)) === outcome);
+      await eventually(outcome, async () => (await state(id)) === outcome);
       expect((await cinderFiles()).json).toEqual(before);
       expect(await storedArtifacts()).toBe(0);
       // a file coming after the end is dropped (and acknowledged)
       r.send({ artifact: { execution_id: id, seq: 3, name: 'late.conf', content: 'x' } });
-      await until('late one acknowledged', () => r.ackOf(id) >= 3);
+      await eventually('late one acknowledged', () => r.ackOf(id) >= 3);
       expect(await storedArtifacts()).toBe(0);
       r.close();
     }
@@ -162,23 +163,23 @@ describe('files handed back by a run', () => {
   it('refuses files past the bounds with INVALID_ARGUMENT', async () => {
     const id = await execute('cinder_integration', []);
     let r = runner();
-    await until('assigned', () => r.assigned(id));
+    await eventually('assigned', () => r.assigned(id));
     const refused = async (message: RunnerMessage, why: RegExp) => {
       r.send(message);
-      await until('stream refused', () => r.status !== null);
+      await eventually('stream refused', () => r.status !== null);
       expect(r.status?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(r.status?.details).toMatch(why);
       r = runner([id]);
-      await until('welcomed', () => r.received.some((m) => m.body === 'welcome'));
+      await eventually('welcomed', () => r.received.some((m) => m.body === 'welcome'));
     };
     await refused({ artifact: { execution_id: id, seq: 1, name: '../ceph.conf', content: 'x' } }, /artifact name/);
     await refused({ artifact: { execution_id: id, seq: 1, name: 'big', content: '✓'.repeat(ARTIFACT_LIMITS.maxBytes / 3 + 1) } }, /at most 65536 bytes/);
     for (let i = 1; i <= ARTIFACT_LIMITS.maxFiles; i++) r.send({ artifact: { execution_id: id, seq: i, name: `f${i}`, content: 'x' } });
-    await until('all acknowledged', () => r.ackOf(id) >= ARTIFACT_LIMITS.maxFiles);
+    await eventually('all acknowledged', () => r.ackOf(id) >= ARTIFACT_LIMITS.maxFiles);
     await refused({ artifact: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, name: 'one-more', content: 'x' } }, /at most 32 files/);
     expect(await storedArtifacts()).toBe(ARTIFACT_LIMITS.maxFiles);
     r.send({ result: { execution_id: id, seq: ARTIFACT_LIMITS.maxFiles + 1, outcome: 'failed', reason: 'gave up' } });
-    await until('failed', async () => (await state(id)) === 'failed');
+    await eventually('failed', async () => (await state(id)) === 'failed');
     expect(await storedArtifacts()).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '@carapace/control-plane';
 import { openTestDatabase } from '@carapace/test-support/database';
+import { eventually } from '@carapace/test-support/eventually';
 import { openBus, type Bus, type BusOrigin } from '../src/db/bus.js';
 import { createLogger } from '../src/logger.js';
 
@@ -48,8 +49,7 @@ describe('the bus between replicas', () => {
 
   /** Waits until the other replica heard `n` messages (at once on SQLite, which has none). */
   async function heard(got: unknown[], n: number): Promise<void> {
-    const deadline = Date.now() + 5000;
-    while (other && got.length < n && Date.now() < deadline) await sleep(10);
+    if (other) await eventually(`the other replica to hear ${n} messages (it heard ${got.length})`, () => got.length >= n, 5000);
   }
 
   it('sends what a transaction published with its commit, nothing of a rollback or of a savepoint rolled back', async () => {

@@ -6,10 +6,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFacts } from '@carapace/test-support/facts';
-import { eventually } from '@carapace/test-support/harness';
+
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
 import { Replica, REPLICA_DISCOVERY_TOKEN } from '@carapace/test-support/replica';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
+import { eventually } from '@carapace/test-support/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

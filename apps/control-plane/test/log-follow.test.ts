@@ -3,6 +3,7 @@ import { get, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addServer } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
+import { eventually } from '@carapace/test-support/eventually';
 
 // The headers of a followed log must not wait for the first byte of the log.
 const HEADERS_WITHIN_MS = 2_000;
@@ -94,9 +95,9 @@ describe('GET /v1/execution/{id}/log/?follow=yes on a queued execution', () => {
     const req = get(`${address}/v1/execution/${id}/log/?follow=yes`, { headers: { authorization: root } });
     const [res] = (await once(req, 'response')) as [IncomingMessage];
     expect(res.statusCode).toBe(200);
-    await eventually(() => listeners() === before + 1);
+    await eventually('the follower to subscribe', () => listeners() === before + 1);
     req.destroy();
-    await eventually(() => listeners() === before);
+    await eventually('the follower to unsubscribe', () => listeners() === before);
     expect((await h.request('DELETE', `/v1/execution/${id}/`, { token: root })).json.data.state).toBe('canceled');
   });
 });
@@ -159,11 +160,3 @@ describe('ExecutionService.follow', () => {
     await expect(follower.next()).rejects.toMatchObject({ statusCode: 404 });
   });
 });
-
-async function eventually(check: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, createContainer, loadConfig, openDatabase, type Container, type Database } from '../src/index.js';
 import { keptLogger, ROOT_PASSWORD } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
+import { eventually } from '@carapace/test-support/eventually';
 
 const FAST_RETRY = { initialMs: 100, maxMs: 400, giveUpMs: 60_000 };
 
@@ -67,15 +68,6 @@ class Plane {
   }
 }
 
-/** Waits until `check` holds, looking every 25 ms (the harness's `until`, for checks that read the database). */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The files of the spool folder. */
 function spooled(dir: string): string[] {
   try {
@@ -120,7 +112,7 @@ describe('durable mail (issue 13, defect 10)', () => {
 
     expect(await plane.createUser('ursula')).toBe(200);
     // Refused by the server, then recorded by the outbox (a moment later).
-    await until('two refused attempts, recorded', async () => sink.refused >= 2 && (await plane.outbox()).attempts >= 2);
+    await eventually('two refused attempts, recorded', async () => sink.refused >= 2 && (await plane.outbox()).attempts >= 2);
     expect((await plane.outbox()).n).toBe(1);
     expect((await plane.outbox()).attempts).toBeGreaterThanOrEqual(2);
     expect(sink.mails).toEqual([]);
@@ -128,7 +120,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     sink.refuseWith = null;
     const password = await sink.passwordOf('ursula@example.com');
     expect(await plane.login('ursula', password)).toBe(200);
-    await until('the outbox to empty', async () => (await plane.outbox()).n === 0);
+    await eventually('the outbox to empty', async () => (await plane.outbox()).n === 0);
     // the password never reaches the log, neither while retrying nor once sent
     const log = plane.log.join('');
     expect(log).toContain('mail not delivered; will try again');
@@ -141,7 +133,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     const port = await deadPort();
     const first = await Plane.open(dir, port);
     expect(await first.createUser('victor')).toBe(200);
-    await until('an attempt on the dead server', async () => (await first.outbox()).attempts >= 1);
+    await eventually('an attempt on the dead server', async () => (await first.outbox()).attempts >= 1);
     // the process goes away with the mail undelivered (nothing else keeps it)
     await first.close();
 
@@ -152,7 +144,7 @@ describe('durable mail (issue 13, defect 10)', () => {
     cleanup.push(() => second.close());
     const password = await sink.passwordOf('victor@example.com');
     expect(await second.login('victor', password)).toBe(200);
-    await until('the outbox to empty', async () => (await second.outbox()).n === 0);
+    await eventually('the outbox to empty', async () => (await second.outbox()).n === 0);
     expect(sink.mails.filter((m) => m.to.includes('victor@'))).toHaveLength(1);
   });
 
@@ -172,16 +164,16 @@ describe('durable mail (issue 13, defect 10)', () => {
     const dir = tempDir();
     const plane = await Plane.open(dir, port);
     expect(await plane.createUser('xavier')).toBe(200);
-    await until('the spool file', () => spooled(dir).length === 1);
-    await until('the outbox to empty', async () => (await plane.outbox()).n === 0);
+    await eventually('the spool file', () => spooled(dir).length === 1);
+    await eventually('the outbox to empty', async () => (await plane.outbox()).n === 0);
     expect(sink.refused).toBe(1);
     await plane.close();
 
     const offline = await Plane.open(dir, null);
     cleanup.push(() => offline.close());
     expect(await offline.createUser('yvonne')).toBe(200);
-    await until('a second spool file', () => spooled(dir).length === 2);
-    await until('the outbox to empty', async () => (await offline.outbox()).n === 0);
+    await eventually('a second spool file', () => spooled(dir).length === 2);
+    await eventually('the outbox to empty', async () => (await offline.outbox()).n === 0);
     const files = spooled(dir);
     const texts = files.map((f) => readFileSync(f, 'utf8'));
     expect(texts.some((t) => t.includes('xavier@example.com'))).toBe(true);

@@ -12,6 +12,7 @@ import { buildApp, ConfigError, createContainer, loadConfig, openDatabase, type 
 import { makeFacts } from '@carapace/test-support/facts';
 import { keptLogger, ROOT_PASSWORD } from '@carapace/test-support/harness';
 import { MailSink } from '@carapace/test-support/mail-sink';
+import { eventually } from '@carapace/test-support/eventually';
 
 const SECRET = 'webhook-secret-for-tests-0123456789';
 const DISCOVERY = 'notifications-discovery-token-0123456789';
@@ -70,15 +71,6 @@ function verifies(request: { headers: IncomingHttpHeaders; body: string }, secre
   if (typeof timestamp !== 'string' || typeof signature !== 'string') return false;
   const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${timestamp}.${request.body}`).digest('hex')}`);
   return expected.length === Buffer.byteLength(signature) && timingSafeEqual(expected, Buffer.from(signature));
-}
-
-/** Waits until `check` holds, looking every 25 ms (the harness's `until`, for checks that read the database). */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** A control plane on a database file in `dir`, configured by a YAML file, its log lines kept. */
@@ -248,7 +240,7 @@ describe('notifications of an execution end', () => {
     await mail.waitFor('storage-team@example.com', 'execution failed');
     const record = await plane.deliveries(id);
     expect(record).toHaveLength(1);
-    await until('the delivery recorded', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
+    await eventually('the delivery recorded', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     // One mail per address (ops is a global and a cluster target), one webhook.
     await new Promise((r) => setTimeout(r, 300));
     expect(mail.mails.filter((m) => m.subject.includes('execution failed') && /ops@example\.com/i.test(m.to))).toHaveLength(1);
@@ -267,7 +259,7 @@ describe('notifications of an execution end', () => {
     const id = await plane.queue(clusterId, serverId);
     await plane.fail(id, serverId);
     await receiver.waitFor(2);
-    await until('the delivery delivered', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
+    await eventually('the delivery delivered', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     const [first, second] = receiver.requests;
     expect(first?.headers['x-carapace-delivery']).toBe(second?.headers['x-carapace-delivery']);
     expect(first?.body).toBe(second?.body);
@@ -284,7 +276,7 @@ describe('notifications of an execution end', () => {
     receiver.statuses = [410];
     const gone = await plane.queue(clusterId, serverId);
     await plane.fail(gone, serverId);
-    await until('the delivery failed', async () => (await plane!.deliveries(gone))[0]?.state === 'failed');
+    await eventually('the delivery failed', async () => (await plane!.deliveries(gone))[0]?.state === 'failed');
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests).toHaveLength(3);
     expect((await plane.deliveries(gone))[0]).toMatchObject({ attempts: 1, lastError: 'HTTP 410', attemptLog: [{ attempt: 1, status: 410 }] });
@@ -298,14 +290,14 @@ describe('notifications of an execution end', () => {
     const { clusterId, serverId } = await plane.clusterWithServer('restarted', 3);
     const id = await plane.queue(clusterId, serverId);
     await plane.fail(id, serverId);
-    await until('two failed attempts', async () => ((await plane!.deliveries(id))[0]?.attempts ?? 0) >= 2);
+    await eventually('two failed attempts', async () => ((await plane!.deliveries(id))[0]?.attempts ?? 0) >= 2);
     await plane.close();
     plane = null;
     expect(await openDeliveries(dir)).toMatchObject([{ state: 'pending' }]);
     const before = receiver.requests.length;
     receiver.fallback = 200;
     plane = await Plane.open(dir, smtpPort, yaml(receiver.url));
-    await until('delivered after the restart', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
+    await eventually('delivered after the restart', async () => (await plane!.deliveries(id))[0]?.state === 'delivered');
     expect(receiver.requests.length).toBe(before + 1);
     expect(verifies(receiver.requests.at(-1)!, SECRET)).toBe(true);
     const attempts = (await plane.deliveries(id))[0]?.attemptLog ?? [];
@@ -330,7 +322,7 @@ describe('notifications of an execution end', () => {
     const canceled = await plane.queue(clusterId, serverId);
     expect((await plane.request('DELETE', `/v1/execution/${canceled}/`)).json.data.state).toBe('canceled');
     await receiver.waitFor(2);
-    await until('both delivered', async () => (await Promise.all([done, canceled].map((e) => plane!.deliveries(e)))).every((d) => d[0]?.state === 'delivered'));
+    await eventually('both delivered', async () => (await Promise.all([done, canceled].map((e) => plane!.deliveries(e)))).every((d) => d[0]?.state === 'delivered'));
     const bodies = receiver.requests.map((r) => ({ path: r.path, body: JSON.parse(r.body) }));
     expect(bodies.map((b) => [b.path, b.body.event, b.body.execution.id]).sort()).toEqual(
       [

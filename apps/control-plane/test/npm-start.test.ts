@@ -4,6 +4,7 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '@carapace/test-support/eventually';
 
 // `npm start` as an operator, a service manager or a container runtime runs it: the signal
 // goes to the npm process (or to its whole process group, as a terminal's Ctrl-C does), and
@@ -62,16 +63,6 @@ function refuses(port: number): Promise<boolean> {
   });
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 interface Started {
   npm: ChildProcess;
   httpPort: number;
@@ -112,16 +103,16 @@ async function npmStart(): Promise<Started> {
   started.push(entry);
   const url = `http://127.0.0.1:${httpPort}`;
   // A first start builds the TypeScript sources: minutes on a busy machine.
-  await until('/v1/info/', 240_000, async () => {
+  await eventually('/v1/info/', async () => {
     if (npm.exitCode !== null) throw new Error(`npm start exited with ${npm.exitCode}: ${output}`);
     return (await fetch(`${url}/v1/info/`).catch(() => null))?.ok ? true : undefined;
-  });
+  }, 240_000);
   const login = await fetch(`${url}/v1/auth/`, { method: 'POST', body: JSON.stringify({ username: 'root', password: PASSWORD }) });
   const token = ((await login.json()) as { id: string }).id;
-  await until('the embedded runner to connect', 60_000, async () => {
+  await eventually('the embedded runner to connect', async () => {
     const list = (await (await fetch(`${url}/v1/runner/`, { headers: { authorization: token } })).json()) as { items: { name: string; state: string }[] };
     return list.items.find((r) => r.name === 'embedded' && r.state === 'connected') ? true : undefined;
-  });
+  }, 60_000);
   entry.pids = tree(npm.pid!);
   const pidOf = (pattern: RegExp) =>
     entry.pids.find((pid) => {
@@ -140,7 +131,7 @@ async function npmStart(): Promise<Started> {
 
 /** Waits until every process of the tree is gone and both ports refuse connections. */
 async function expectAllGone(s: Started, timeoutMs = 30_000): Promise<void> {
-  await until(`every process of npm start to end (left: ${alive(s.pids).join(' ')})`, timeoutMs, () => (alive(s.pids).length === 0 ? true : undefined));
+  await eventually(`every process of npm start to end (left: ${alive(s.pids).join(' ')})`, () => (alive(s.pids).length === 0 ? true : undefined), timeoutMs);
   expect(await refuses(s.httpPort)).toBe(true);
   expect(await refuses(s.grpcPort)).toBe(true);
 }

@@ -3,7 +3,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addServer } from '@carapace/test-support/facts';
-import { Harness, until } from '@carapace/test-support/harness';
+import { Harness } from '@carapace/test-support/harness';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** The value of a metric line (`name{labels} value`) of a Prometheus text exposition. */
 function metric(text: string, name: string, labels = ''): number | undefined {
@@ -80,13 +81,13 @@ describe('health and metrics', () => {
     let ending = false;
     const hold = () => h.db.transaction(() => new Promise<void>((r) => (ending ? r() : releases.push(r))));
     const held = Array.from({ length: 40 }, hold);
-    await until('a transaction to wait for a connection', () => h.db.connections().waiting > 0);
+    await eventually('a transaction to wait for a connection', () => h.db.connections().waiting > 0);
     expect(h.db.connections().busy).toBeGreaterThanOrEqual(releases.length);
     expect(h.db.connections().busy).toBeLessThanOrEqual(h.db.connections().open);
     ending = true;
     for (const release of releases) release();
     await Promise.all(held);
-    await until('no connection to be busy or waited for', () => h.db.connections().busy === 0 && h.db.connections().waiting === 0);
+    await eventually('no connection to be busy or waited for', () => h.db.connections().busy === 0 && h.db.connections().waiting === 0);
   });
 
   it('answers JSON, not the web UI, for the health paths; and 404 for what is not there', async () => {

@@ -8,7 +8,8 @@ import { PROTOCOL_VERSION } from '@carapace/protocol';
 import type { GrpcServer } from '../src/grpc/grpc.server.js';
 import { addServer } from '@carapace/test-support/facts';
 import type { Harness } from '@carapace/test-support/harness';
-import { RawRunnerStream, runnerToken as issueRunnerToken, startGrpcHarness, untilReached as until } from '@carapace/test-support/raw-runner';
+import { RawRunnerStream, runnerToken as issueRunnerToken, startGrpcHarness } from '@carapace/test-support/raw-runner';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
 class RawRunner extends RawRunnerStream {
@@ -126,7 +127,7 @@ describe('previews and relaunches', () => {
     expect(bad.json.description).toMatch(/preview/);
 
     const r = runner();
-    await until('preview assigned', () => r.assignment(id) !== undefined);
+    await eventually('preview assigned', () => r.assignment(id) !== undefined);
     expect(r.assignment(id)).toMatchObject({ check_mode: true, limit_hosts: [] });
     const ip = server.data.ip;
     r.step(id, ip, 'install ceph', 'ok', { preview: { status: 'would_change', diff: '+ceph-mon\n' } });
@@ -135,7 +136,7 @@ describe('previews and relaunches', () => {
     r.step(id, ip, 'create the monitor', 'skipped', { preview: { status: 'unknown', why: 'remote module (command) does not support check mode' } });
     r.step(id, ip, 'quorum gate', 'error', { preview: { status: 'would_fail', why: 'no quorum' }, error: { msg: 'no quorum' } });
     r.finish(id, 'completed');
-    await until('preview completed', () => stateIs(id, 'completed'));
+    await eventually('preview completed', () => stateIs(id, 'completed'));
 
     const result = await h.request('GET', `/v1/execution/${id}/preview/`, { token: root });
     expect(result.status, result.body).toBe(200);
@@ -169,7 +170,7 @@ describe('previews and relaunches', () => {
     // a real run has no preview result, and its steps no verdict
     const realRun = await execute(config);
     r.finish(realRun.json.id, 'completed');
-    await until('real run assigned', () => r.assignment(realRun.json.id) !== undefined);
+    await eventually('real run assigned', () => r.assignment(realRun.json.id) !== undefined);
     expect(r.assignment(realRun.json.id)?.check_mode).toBe(false);
     expect(realRun.json.data.preview).toBeUndefined();
     const none = await h.request('GET', `/v1/execution/${realRun.json.id}/preview/`, { token: root });
@@ -184,19 +185,19 @@ describe('previews and relaunches', () => {
     const config = await configuration('hello_world', [server.id]);
     const r = runner();
     const real = (await execute(config)).json.id as string;
-    await until('real run assigned', () => r.assignment(real) !== undefined);
+    await eventually('real run assigned', () => r.assignment(real) !== undefined);
     // the real run holds the server: a preview of it starts all the same
     const preview = (await execute(config, true)).json.id as string;
-    await until('preview assigned beside the real run', () => r.assignment(preview) !== undefined);
+    await eventually('preview assigned beside the real run', () => r.assignment(preview) !== undefined);
     r.finish(real, 'completed');
-    await until('real run completed', () => stateIs(real, 'completed'));
+    await eventually('real run completed', () => stateIs(real, 'completed'));
     // the preview still runs: a real run of the same server starts all the same
     const next = (await execute(config)).json.id as string;
-    await until('real run assigned beside the preview', () => r.assignment(next) !== undefined);
+    await eventually('real run assigned beside the preview', () => r.assignment(next) !== undefined);
     expect(await stateIs(preview, 'started')).toBe(true);
     r.finish(preview, 'completed');
     r.finish(next, 'completed');
-    await until('both ended', async () => (await stateIs(preview, 'completed')) && (await stateIs(next, 'completed')));
+    await eventually('both ended', async () => (await stateIs(preview, 'completed')) && (await stateIs(next, 'completed')));
   });
 
   it('an older runner, which would run a preview for real, is not given one', async () => {
@@ -204,7 +205,7 @@ describe('previews and relaunches', () => {
     const config = await configuration('hello_world', [server.id]);
     runner(true);
     const preview = (await execute(config, true)).json.id as string;
-    await until('preview failed', () => stateIs(preview, 'failed'));
+    await eventually('preview failed', () => stateIs(preview, 'failed'));
     expect((await execution(preview)).data.reason).toMatch(/cannot run previews/);
   });
 
@@ -213,7 +214,7 @@ describe('previews and relaunches', () => {
     const config = await configuration('hello_world', [a.id, b.id, c.id]);
     const r = runner();
     const first = (await execute(config)).json.id as string;
-    await until('assigned', () => r.assignment(first) !== undefined);
+    await eventually('assigned', () => r.assignment(first) !== undefined);
 
     // running: no relaunch yet
     const early = await h.request('POST', `/v1/execution/${first}/relaunch/`, { token: root, body: {} });
@@ -225,7 +226,7 @@ describe('previews and relaunches', () => {
     r.step(first, b.data.ip, 'say hello', 'unreachable', { error: { msg: 'ssh: connect to host: No route to host' } });
     r.step(first, c.data.ip, 'say hello', 'error', { error: { msg: 'port in use' } });
     r.finish(first, 'failed', '1 host failed, 1 host unreachable');
-    await until('failed', () => stateIs(first, 'failed'));
+    await eventually('failed', () => stateIs(first, 'failed'));
 
     const relaunched = await h.request('POST', `/v1/execution/${first}/relaunch/`, { token: root, body: { hosts: 'failed' } });
     expect(relaunched.status, relaunched.body).toBe(200);
@@ -239,10 +240,10 @@ describe('previews and relaunches', () => {
     });
     expect(relaunched.json.data.preview).toBeUndefined();
     expect((await execution(first)).data.relaunched_by).toEqual([second]);
-    await until('relaunch assigned', () => r.assignment(second) !== undefined);
+    await eventually('relaunch assigned', () => r.assignment(second) !== undefined);
     expect(r.assignment(second)?.limit_hosts).toEqual([b.data.ip, c.data.ip]);
     r.finish(second, 'completed');
-    await until('relaunch completed', () => stateIs(second, 'completed'));
+    await eventually('relaunch completed', () => stateIs(second, 'completed'));
 
     // all, a second time: every host, and the original links both
     const all = await h.request('POST', `/v1/execution/${first}/relaunch/`, { token: root });
@@ -250,10 +251,10 @@ describe('previews and relaunches', () => {
     expect(all.json.data).toMatchObject({ relaunch_of: first, relaunch: { hosts: 'all', whole: true, note: null } });
     expect(all.json.data.limit_server_ids).toBeUndefined();
     expect((await execution(first)).data.relaunched_by).toEqual([second, all.json.id]);
-    await until('assigned', () => r.assignment(all.json.id) !== undefined);
+    await eventually('assigned', () => r.assignment(all.json.id) !== undefined);
     expect(r.assignment(all.json.id)?.limit_hosts).toEqual([]);
     r.finish(all.json.id, 'completed');
-    await until('completed', () => stateIs(all.json.id, 'completed'));
+    await eventually('completed', () => stateIs(all.json.id, 'completed'));
 
     // a completed execution has no failed hosts
     const none = await h.request('POST', `/v1/execution/${second}/relaunch/`, { token: root, body: { hosts: 'failed' } });
@@ -267,16 +268,16 @@ describe('previews and relaunches', () => {
     const config = await configuration('cluster_deploy', [server.id], fresh);
     const r = runner();
     const first = (await execute(config)).json.id as string;
-    await until('assigned', () => r.assignment(first) !== undefined);
+    await eventually('assigned', () => r.assignment(first) !== undefined);
     r.step(first, server.data.ip, 'create the monitor', 'error', { error: { msg: 'boom' } });
     r.finish(first, 'failed', '1 host failed');
-    await until('failed', () => stateIs(first, 'failed'));
+    await eventually('failed', () => stateIs(first, 'failed'));
     const relaunched = await h.request('POST', `/v1/execution/${first}/relaunch/`, { token: root, body: { hosts: 'failed' } });
     expect(relaunched.status, relaunched.body).toBe(200);
     expect(relaunched.json.data.relaunch).toMatchObject({ hosts: 'failed', whole: true });
     expect(relaunched.json.data.relaunch.note).toMatch(/cluster_deploy does not run on a subset of its hosts \(a deployment configures its monitors/);
     expect(relaunched.json.data.limit_server_ids).toBeUndefined();
-    await until('assigned', () => r.assignment(relaunched.json.id) !== undefined);
+    await eventually('assigned', () => r.assignment(relaunched.json.id) !== undefined);
     r.finish(relaunched.json.id, 'canceled');
   });
 
@@ -298,15 +299,15 @@ describe('previews and relaunches', () => {
     const config = await configuration('hello_world', [a.id, b.id]);
     const r = runner();
     const first = (await execute(config)).json.id as string;
-    await until('assigned', () => r.assignment(first) !== undefined);
+    await eventually('assigned', () => r.assignment(first) !== undefined);
     r.step(first, b.data.ip, 'pre-flight SSH check', 'unreachable', { error: { msg: 'connect ETIMEDOUT', unreachable: true } });
     r.finish(first, 'failed', `pre-flight failed: ${b.data.ip}: connect ETIMEDOUT`);
-    await until('failed', () => stateIs(first, 'failed'));
+    await eventually('failed', () => stateIs(first, 'failed'));
     const relaunched = await h.request('POST', `/v1/execution/${first}/relaunch/`, { token: root, body: { hosts: 'failed' } });
     expect(relaunched.status, relaunched.body).toBe(200);
     expect(relaunched.json.data.relaunch).toMatchObject({ hosts: 'failed', whole: true });
     expect(relaunched.json.data.relaunch.note).toMatch(/stopped at the pre-flight SSH check/);
-    await until('assigned', () => r.assignment(relaunched.json.id) !== undefined);
+    await eventually('assigned', () => r.assignment(relaunched.json.id) !== undefined);
     expect(r.assignment(relaunched.json.id)?.limit_hosts).toEqual([]);
     r.finish(relaunched.json.id, 'completed');
   });

@@ -7,11 +7,12 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { changeCounters } from '../src/db/change-counter.js';
 import { makeFacts } from '@carapace/test-support/facts';
-import { eventually } from '@carapace/test-support/harness';
+
 import { MailSink } from '@carapace/test-support/mail-sink';
 import { testPostgresDatabase, type TestDatabase } from '@carapace/test-support/postgres';
 import { Replica, REPLICA_DISCOVERY_TOKEN } from '@carapace/test-support/replica';
 import { SimulatedRunner } from '@carapace/test-support/simulated-runner';
+import { eventually } from '@carapace/test-support/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Whether a statement reads the change counts (`db/change-counter.ts`). */

@@ -7,6 +7,7 @@ import { startGrpcServer, type GrpcServer } from '../src/grpc/grpc.server.js';
 import { StreamWriter } from '../src/grpc/stream.writer.js';
 import { addServer } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** A runner spoken by hand: a raw stream to the real gRPC server. */
 class RawRunner {
@@ -126,14 +127,6 @@ describe('the runner gateway over a real gRPC server', () => {
     return (await h.request('GET', `/v1/execution/${id}/`, { token: root })).json.data.state;
   }
 
-  async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not reached in time');
-      await sleep(20);
-    }
-  }
-
   it('refuses streams without a valid token, and says why', async () => {
     for (const token of [null, 'nonsense', `crt.${Buffer.from('ghost').toString('base64url')}.x`]) {
       const r = runner(token);
@@ -181,7 +174,7 @@ describe('the runner gateway over a real gRPC server', () => {
     await r.waitFor(() => (r.ackOf(a.id) >= 1 ? true : undefined));
     expect(r.ackOf(a.id)).toBe(1);
     r.send({ result: { execution_id: b.id, seq: 1, outcome: 'failed', reason: 'boom' } });
-    await until(async () => (await state(b.id)) === 'failed');
+    await eventually(`execution ${b.id} failed`, async () => (await state(b.id)) === 'failed');
   });
 
   it('stores duplicated and out-of-order events once, acknowledges them, and rebuilds the exact log', async () => {
@@ -210,7 +203,7 @@ describe('the runner gateway over a real gRPC server', () => {
     expect(partial.body).toBe(parts[0]);
     r.send({ log: chunks[1] });
     r.send({ result: { execution_id: e.id, seq: 5, outcome: 'completed', reason: '' } });
-    await until(async () => (await state(e.id)) === 'completed');
+    await eventually(`execution ${e.id} completed`, async () => (await state(e.id)) === 'completed');
     const log = await h.request('GET', `/v1/execution/${e.id}/log/`, { token: root });
     expect(log.body).toBe(text);
     const steps = await h.request('GET', `/v1/execution/${e.id}/steps/`, { token: root });
@@ -254,7 +247,7 @@ describe('the runner gateway over a real gRPC server', () => {
     again.hello('burst', { slots: 1, running: [e.id] });
     await again.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
     again.send({ result: { execution_id: e.id, seq: seq + 1, outcome: 'completed', reason: '' } });
-    await until(async () => (await state(e.id)) === 'completed');
+    await eventually(`execution ${e.id} completed`, async () => (await state(e.id)) === 'completed');
   });
 
   it('refuses malformed events with INVALID_ARGUMENT and stores nothing of them', async () => {
@@ -286,7 +279,7 @@ describe('the runner gateway over a real gRPC server', () => {
     third.hello('malformed', { slots: 1, running: [e.id] });
     await third.waitFor((m) => (m.some((x) => x.body === 'welcome') ? true : undefined));
     third.send({ result: { execution_id: e.id, seq: 1, outcome: 'completed', reason: '' } });
-    await until(async () => (await state(e.id)) === 'completed');
+    await eventually(`execution ${e.id} completed`, async () => (await state(e.id)) === 'completed');
   });
 
   it('keeps runs across a reconnect, fails those the runner lost, and ignores the replaced stream', async () => {
@@ -309,7 +302,7 @@ describe('the runner gateway over a real gRPC server', () => {
     await first.waitStatus();
     second.send({ log: { execution_id: kept.id, seq: 1, offset: 0, text: 'from the new stream\n' } });
     second.send({ result: { execution_id: kept.id, seq: 2, outcome: 'completed', reason: '' } });
-    await until(async () => (await state(kept.id)) === 'completed');
+    await eventually(`execution ${kept.id} completed`, async () => (await state(kept.id)) === 'completed');
     expect((await h.request('GET', `/v1/execution/${kept.id}/log/`, { token: root })).body).toBe('from the new stream\n');
   });
 
@@ -324,7 +317,7 @@ describe('the runner gateway over a real gRPC server', () => {
     const cancel = await r.waitFor((m) => m.find((x) => x.body === 'cancel')?.cancel ?? undefined);
     expect(cancel.execution_id).toBe(e.id);
     r.send({ result: { execution_id: e.id, seq: 1, outcome: 'canceled', reason: 'SIGINT' } });
-    await until(async () => (await state(e.id)) === 'canceled');
+    await eventually(`execution ${e.id} canceled`, async () => (await state(e.id)) === 'canceled');
     expect(await h.container.services.engine.runningOn('cancel')).toEqual([]);
   });
 
@@ -382,7 +375,7 @@ describe('the runner gateway over a real gRPC server', () => {
       // Events of executions it does not hold: not stored, but each acknowledged (so, many writes).
       const ids = Array.from({ length: 4000 }, () => randomUUID());
       for (const id of ids) r.send({ log: { execution_id: id, seq: 1, offset: 0, text: 'x' } });
-      await until(async () => backlog() > 0, 10_000);
+      await eventually('a backlog of unsent events', async () => backlog() > 0, 10_000);
       r.call.resume();
       await r.waitFor(() => (r.received.filter((m) => m.body === 'ack').length === ids.length ? true : undefined), 10_000);
       expect(r.received.filter((m) => m.body === 'ack').map((m) => m.ack?.execution_id)).toEqual(ids);

@@ -4,7 +4,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addServer } from '@carapace/test-support/facts';
 import { ControlPlaneBed, type TestAgent } from './support/control-plane.js';
-import { eventually, ScriptedPorts } from './support/scripted-ports.js';
+import { ScriptedPorts } from './support/scripted-ports.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const KEY = 'AQBRl0FmAAAAABAAm5FcwzNs3C3ey7Xo1ZgY2A==';
 const FILES = [
@@ -37,7 +38,7 @@ describe('the runner agent hands files back', () => {
 
   /** A cluster deployed on one server (the run scripted as completed). */
   async function deployed(t: TestAgent): Promise<void> {
-    await eventually(() => t.agent.stats.connects >= 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects >= 1);
     const server = await addServer(bed.h);
     const id = await execute('cluster_deploy', [server.id]);
     (await ports.run(id)).finish('completed');
@@ -52,12 +53,12 @@ describe('the runner agent hands files back', () => {
     const id = await execute('cinder_integration', []);
     const run = await ports.run(id);
     run.log('TASK [openstack_clients : Read the keys] ***\n');
-    await eventually(async () => t.agent.pendingEvents === 0 && (await bed.log(id)).includes('Read the keys'), 'log acknowledged');
+    await eventually('log acknowledged', async () => t.agent.pendingEvents === 0 && (await bed.log(id)).includes('Read the keys'));
 
     await bed.closeGrpc();
-    await eventually(() => t.log.count('stream to the control plane lost') >= 1, 'the agent noticed the outage');
+    await eventually('the agent noticed the outage', () => t.log.count('stream to the control plane lost') >= 1);
     run.finish('completed', null, FILES);
-    await eventually(() => t.agent.runningIds.length === 0, 'run over in the agent');
+    await eventually('run over in the agent', () => t.agent.runningIds.length === 0);
     expect(t.agent.pendingEvents).toBe(3); // two files, then the result
 
     await bed.openGrpc();
@@ -67,7 +68,7 @@ describe('the runner agent hands files back', () => {
     expect(served.json).toEqual({ '/srv/os/ceph.client.cinder.keyring': FILES[0]?.content, '/srv/os/ceph.conf': FILES[1]?.content });
     expect(await bed.log(id)).not.toContain(KEY);
     expect(JSON.stringify(t.log.lines)).not.toContain(KEY);
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged');
+    await eventually('all acknowledged', () => t.agent.pendingEvents === 0);
   });
 
   it('sends none for a run that did not complete', async () => {
@@ -76,11 +77,11 @@ describe('the runner agent hands files back', () => {
     const id = await execute('cinder_integration', []);
     const run = await ports.run(id);
     run.log('TASK [openstack_clients : Read the keys] ***\n');
-    await eventually(async () => t.agent.pendingEvents === 0 && (await bed.log(id)).includes('Read the keys'), 'log acknowledged');
+    await eventually('log acknowledged', async () => t.agent.pendingEvents === 0 && (await bed.log(id)).includes('Read the keys'));
     await bed.closeGrpc();
-    await eventually(() => t.log.count('stream to the control plane lost') >= 1, 'the agent noticed the outage');
+    await eventually('the agent noticed the outage', () => t.log.count('stream to the control plane lost') >= 1);
     run.finish('failed', 'a task failed', FILES);
-    await eventually(() => t.agent.runningIds.length === 0, 'run over in the agent');
+    await eventually('run over in the agent', () => t.agent.runningIds.length === 0);
     expect(t.agent.pendingEvents).toBe(1); // the result only
     await bed.openGrpc();
     await bed.until(id, 'failed');

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlPlaneBed, type TestAgent } from './support/control-plane.js';
-import { eventually, HOST_KEY, hostFacts, ScriptedPorts } from './support/scripted-ports.js';
+import { HOST_KEY, hostFacts, ScriptedPorts } from './support/scripted-ports.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** What the agent itself writes to the log before the playbook's output. */
 function preflightText(runner: string, ip: string): string {
@@ -35,7 +36,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
   });
 
   async function connected(t: TestAgent, connects = 1): Promise<void> {
-    await eventually(() => t.agent.stats.connects >= connects, `${t.name} connected`);
+    await eventually(`${t.name} connected`, () => t.agent.stats.connects >= connects);
   }
 
   it('runs an assignment: steps and log arrive in order, the execution completes, the slot frees', async () => {
@@ -55,7 +56,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     run.log('PLAY [all] *********\n\nTASK [Gathering Facts] *****\n');
     run.step({ role: 'hello', name: 'Gathering Facts' });
     // Events go out as they happen, not at the end.
-    await eventually(async () => (await bed.steps(e.id)).length === 1, 'first step stored');
+    await eventually('first step stored', async () => (await bed.steps(e.id)).length === 1);
     expect(await bed.state(e.id)).toBe('started');
     run.log('ok: [10.0.0.x]\n\nTASK [hello : say hello] ✓ ünïcödé 🦀\n');
     run.step({ role: 'hello', name: 'say hello' });
@@ -75,7 +76,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
 
     // The slot is free again, on both sides, and every event is acknowledged.
     expect(t.agent.runningIds).toEqual([]);
-    await eventually(() => t.agent.pendingEvents === 0, 'events acknowledged');
+    await eventually('events acknowledged', () => t.agent.pendingEvents === 0);
     expect(await bed.runner('alpha')).toMatchObject({ state: 'connected', slots: 2, free_slots: 2, executions: [] });
     expect(await bed.h.container.services.engine.runningOn('alpha')).toEqual([]);
   });
@@ -114,12 +115,12 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const run = await ports.run(e.id);
     run.log('PLAY [all] *********\n');
     run.step({ name: 'before the outage' });
-    await eventually(async () => (await bed.steps(e.id)).length === 1 && t.agent.pendingEvents === 0, 'events before the outage acknowledged');
+    await eventually('events before the outage acknowledged', async () => (await bed.steps(e.id)).length === 1 && t.agent.pendingEvents === 0);
 
     await bed.closeGrpc();
     // The agent notices and keeps trying, every 200 ms at most. A dozen attempts make the
     // outage long enough (1-2 s) for gRPC's own channel backoff to matter if it were unbounded.
-    await eventually(() => t.log.count('stream to the control plane lost') >= 12, 'the agent retried while the control plane was down');
+    await eventually('the agent retried while the control plane was down', () => t.log.count('stream to the control plane lost') >= 12);
     const retries = t.log.lines.filter((l) => l.msg === 'stream to the control plane lost').map((l) => l.retryInMs as number);
     expect(Math.max(...retries)).toBeLessThanOrEqual(200);
 
@@ -127,12 +128,12 @@ describe('the runner agent against a real control plane over gRPC', () => {
     run.log('TASK [hello : during the outage] ✓ ünïcödé 🦀 — a line long enough to need more than one chunk of sixty-four\n');
     run.step({ name: 'during the outage' });
     run.log('ok: [host]\n');
-    await eventually(() => t.agent.pendingEvents >= 4, 'events of the outage kept in the outbox');
+    await eventually('events of the outage kept in the outbox', () => t.agent.pendingEvents >= 4);
     const pending = t.agent.pendingEvents;
 
     await bed.openGrpc(); // same port, same container
     const reopenedAt = Date.now();
-    await eventually(() => t.agent.stats.connects === 2, 'reconnected', 5000);
+    await eventually('reconnected', () => t.agent.stats.connects === 2, 5000);
     const reconnectMs = Date.now() - reopenedAt;
     // Within the configured maximum backoff (200 ms, twice: the agent's and the channel's),
     // plus room for a loaded machine; gRPC's default channel backoff would be 1.6 s or more.
@@ -146,7 +147,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await bed.until(e.id, 'completed');
     expect(await bed.log(e.id)).toBe(preflightText('phoenix', e.ip) + run.text);
     expect((await bed.steps(e.id)).map((s) => s.name)).toEqual(['before the outage', 'during the outage', 'after the outage']);
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged');
+    await eventually('all acknowledged', () => t.agent.pendingEvents === 0);
     expect(await bed.runner('phoenix')).toMatchObject({ state: 'connected', free_slots: 1, executions: [] });
   });
 
@@ -156,23 +157,23 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const e = await bed.execution();
     const run = await ports.run(e.id);
     run.log('PLAY [all] *********\n');
-    await eventually(async () => (await bed.log(e.id)).endsWith('PLAY [all] *********\n') && t.agent.pendingEvents === 0, 'first log acknowledged');
+    await eventually('first log acknowledged', async () => (await bed.log(e.id)).endsWith('PLAY [all] *********\n') && t.agent.pendingEvents === 0);
 
     await bed.closeGrpc();
-    await eventually(() => t.log.count('stream to the control plane lost') >= 1, 'the agent noticed the outage');
+    await eventually('the agent noticed the outage', () => t.log.count('stream to the control plane lost') >= 1);
     run.step({ name: 'say hello' });
     run.log('PLAY RECAP *****\n');
     run.finish('completed');
-    await eventually(() => t.agent.runningIds.length === 0, 'run over in the agent');
+    await eventually('run over in the agent', () => t.agent.runningIds.length === 0);
     expect(t.agent.pendingEvents).toBe(3); // step, log, result
 
     await bed.openGrpc();
-    await eventually(() => t.agent.stats.connects === 2, 'reconnected');
+    await eventually('reconnected', () => t.agent.stats.connects === 2);
     await bed.until(e.id, 'completed');
     expect((await bed.getExecution(e.id)).data.reason).toBeNull();
     expect(await bed.log(e.id)).toBe(preflightText('away', e.ip) + run.text);
     expect((await bed.steps(e.id)).map((s) => s.name)).toEqual(['say hello']);
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged');
+    await eventually('all acknowledged', () => t.agent.pendingEvents === 0);
   });
 
   it('relays a cancel to the run, and the execution ends canceled', async () => {
@@ -186,7 +187,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const del = await bed.h.request('DELETE', `/v1/execution/${e.id}/`, { token: bed.root });
     expect(del.status, del.body).toBe(200);
     expect(del.json.data.state).toBe('canceling');
-    await eventually(() => run.cancels.length === 1, 'cancel reached the run');
+    await eventually('cancel reached the run', () => run.cancels.length === 1);
     expect(run.cancels).toEqual(['canceled by a user']);
     expect(await bed.state(e.id)).toBe('canceling');
 
@@ -205,10 +206,10 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const t = await bed.agent('early', ports, { slots: 1 });
     await connected(t);
     const e = await bed.execution();
-    await eventually(() => ports.preflightCalls.length === 1, 'pre-flight started');
+    await eventually('pre-flight started', () => ports.preflightCalls.length === 1);
     const del = await bed.h.request('DELETE', `/v1/execution/${e.id}/`, { token: bed.root });
     expect(del.json.data.state).toBe('canceling');
-    await eventually(() => t.log.lines.some((l) => l.msg === 'canceling execution' && l.executionId === e.id), 'cancel reached the agent');
+    await eventually('cancel reached the agent', () => t.log.lines.some((l) => l.msg === 'canceling execution' && l.executionId === e.id));
     ports.releasePreflight();
     await bed.until(e.id, 'canceled');
     expect(ports.runs.size).toBe(0);
@@ -225,7 +226,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     let stopped = false;
     void t.agent.stopped.then(() => (stopped = true));
     const drained = t.agent.drain('SIGTERM');
-    await eventually(async () => (await bed.runner('drainer'))?.state === 'draining', 'control plane sees the runner draining');
+    await eventually('control plane sees the runner draining', async () => (await bed.runner('drainer'))?.state === 'draining');
 
     // A free slot, and queued work: still nothing for a draining runner. A second runner
     // without slots makes a dispatch round observable: it is asked for the facts of a server
@@ -234,7 +235,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await connected(await bed.agent('observer', observerPorts, { slots: 0 }));
     const second = await bed.execution();
     await registerServer(bed, '10.9.0.1');
-    await eventually(() => observerPorts.factsCalls.some((c) => c.address === '10.9.0.1'), 'a dispatch round after the second execution');
+    await eventually('a dispatch round after the second execution', () => observerPorts.factsCalls.some((c) => c.address === '10.9.0.1'));
     expect(await bed.state(second.id)).toBe('created');
     expect(ports.runs.size).toBe(1);
     expect(ports.factsCalls.filter((c) => c.address === '10.9.0.1')).toEqual([]);
@@ -250,7 +251,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     expect(await bed.log(first.id)).toBe(preflightText('drainer', first.ip) + run.text);
     expect(t.agent.pendingEvents).toBe(0);
     expect(t.agent.stats.assignments).toBe(1);
-    await eventually(async () => (await bed.runner('drainer')).state === 'disconnected', 'runner disconnected');
+    await eventually('runner disconnected', async () => (await bed.runner('drainer')).state === 'disconnected');
     expect(await bed.state(second.id)).toBe('created');
     expect(ports.runs.size).toBe(1);
   });
@@ -264,7 +265,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
 
     const drained = t.agent.drain('SIGTERM');
     expect(t.agent.drain('SIGTERM again')).toBe(drained);
-    await eventually(() => run.cancels.length === 1, 'the run canceled once the grace period was over');
+    await eventually('the run canceled once the grace period was over', () => run.cancels.length === 1);
     expect(run.cancels).toEqual(['the runner shut down before the run ended']);
     run.finish('canceled', 'interrupted');
     await drained;
@@ -282,14 +283,14 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await connected(t);
     const e = await bed.execution();
     const run = await ports.run(e.id);
-    await eventually(() => t.agent.pendingEvents === 0 && t.agent.runningIds.length === 1, 'run under way, events acknowledged');
+    await eventually('run under way, events acknowledged', () => t.agent.pendingEvents === 0 && t.agent.runningIds.length === 1);
 
     await bed.closeGrpc();
-    await eventually(() => t.log.count('stream to the control plane lost') >= 1, 'the agent noticed the outage');
+    await eventually('the agent noticed the outage', () => t.log.count('stream to the control plane lost') >= 1);
     const drained = t.agent.drain('SIGTERM');
     run.log('PLAY RECAP *****\n');
     run.finish('completed');
-    await eventually(() => t.agent.runningIds.length === 0, 'run over in the agent');
+    await eventually('run over in the agent', () => t.agent.runningIds.length === 0);
 
     await bed.openGrpc();
     await drained;
@@ -297,7 +298,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     expect(t.agent.pendingEvents).toBe(0);
     expect(await bed.log(e.id)).toBe(preflightText('late', e.ip) + run.text);
     // It came back only to deliver: draining, without slots, and gone after.
-    await eventually(async () => (await bed.runner('late')).state === 'disconnected', 'runner disconnected');
+    await eventually('runner disconnected', async () => (await bed.runner('late')).state === 'disconnected');
   });
 
   it('waits the longest delay before retrying a refused stream (revoked token)', async () => {
@@ -305,7 +306,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await connected(t);
     const del = await bed.h.request('DELETE', '/v1/runner/revoked/', { token: bed.root });
     expect(del.status).toBe(200);
-    await eventually(() => t.log.lines.filter((l) => l.msg === 'stream to the control plane lost').length >= 2, 'refused twice');
+    await eventually('refused twice', () => t.log.lines.filter((l) => l.msg === 'stream to the control plane lost').length >= 2);
     const refusals = t.log.lines.filter((l) => l.msg === 'stream to the control plane lost');
     expect(refusals.map((l) => l.code)).toEqual([16, 16]);
     // Full jitter over the upper half of the cap.
@@ -318,7 +319,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     await connected(t);
 
     const okId = await registerServer(bed, '10.20.0.7', 'ceph');
-    await eventually(async () => (await bed.server(okId)).data.state === 'operational', 'server operational');
+    await eventually('server operational', async () => (await bed.server(okId)).data.state === 'operational');
     expect(ports.factsCalls).toContainEqual({ address: '10.20.0.7', username: 'ceph', expectedHostKey: null });
     const server = await bed.server(okId);
     expect(server.data).toMatchObject({
@@ -333,7 +334,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const reason = 'ssh: connect to host 10.20.0.8 port 22: No route to host';
     ports.factsFailures.set('10.20.0.8', reason);
     const badId = await registerServer(bed, '10.20.0.8', 'ceph');
-    await eventually(async () => (await bed.server(badId)).data.state === 'unreachable', 'server unreachable');
+    await eventually('server unreachable', async () => (await bed.server(badId)).data.state === 'unreachable');
     expect(ports.factsCalls).toContainEqual({ address: '10.20.0.8', username: 'ceph', expectedHostKey: null });
     expect((await bed.server(badId)).data).toMatchObject({ facts: {}, facts_error: reason, ssh_host_key: null });
   });
@@ -348,7 +349,7 @@ describe('the runner agent against a real control plane over gRPC', () => {
     // Make a dispatch round observable: a facts request is served in the same round as
     // assignments, so once the agent was asked for facts, the round that skipped b is over.
     await registerServer(bed, '10.30.0.1');
-    await eventually(() => ports.factsCalls.some((c) => c.address === '10.30.0.1'), 'facts asked after a dispatch round');
+    await eventually('facts asked after a dispatch round', () => ports.factsCalls.some((c) => c.address === '10.30.0.1'));
     expect(await bed.state(b.id)).toBe('created');
     expect(ports.runs.size).toBe(1);
     expect(t.agent.runningIds).toEqual([a.id]);
@@ -393,8 +394,8 @@ describe('runners connecting together', () => {
     try {
       const ports = new ScriptedPorts();
       const agents = await Promise.all(Array.from({ length: 12 }, (_, i) => bed.agent(`beat-${i}`, ports)));
-      await eventually(() => agents.every((t) => t.agent.stats.connects >= 1), 'all connected');
-      await eventually(() => first.size === agents.length, 'a heartbeat from each', 5000);
+      await eventually('all connected', () => agents.every((t) => t.agent.stats.connects >= 1));
+      await eventually('a heartbeat from each', () => first.size === agents.length, 5000);
       const times = [...first.values()];
       // Connected within moments of each other, beating at the same period: without a random
       // first beat, they would beat within those moments for as long as they stay connected.

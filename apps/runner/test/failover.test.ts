@@ -6,8 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlPlaneBed, type TestRunner } from './support/control-plane.js';
 import { scrape } from './support/metrics.js';
-import { eventually, ScriptedPorts } from './support/scripted-ports.js';
+import { ScriptedPorts } from './support/scripted-ports.js';
 import { refusedPort, TcpProxy } from './support/tcp-proxy.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** What the agent itself writes to the log before the playbook's output. */
 function preflightText(runner: string, ip: string): string {
@@ -36,7 +37,7 @@ describe('a runner with several control-plane addresses', () => {
   it('moves past an address that refuses connections and runs its executions through the next one', async () => {
     const refusing = `127.0.0.1:${await refusedPort()}`;
     const t = await bed.startRunner('second-choice', ports, { CARAPACE_RUNNER_URL: `${refusing},${bed.address}`, CARAPACE_RUNNER_SLOTS: '1' });
-    await eventually(() => t.agent.stats.connects === 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects === 1);
     expect(t.log.lines.find((l) => l.msg === 'runner starting')).toMatchObject({ controlPlanes: [refusing, bed.address] });
     const lost = t.log.lines.filter((l) => l.msg === 'stream to the control plane lost');
     expect(lost).toHaveLength(1);
@@ -53,7 +54,7 @@ describe('a runner with several control-plane addresses', () => {
     await bed.until(e.id, 'completed');
     expect(await bed.log(e.id)).toBe(preflightText('second-choice', e.ip) + run.text);
     expect((await bed.steps(e.id)).map((s) => s.name)).toEqual(['say hello']);
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged');
+    await eventually('all acknowledged', () => t.agent.pendingEvents === 0);
     // Connected all along: the address that refused was tried once.
     expect(t.log.count('stream to the control plane lost')).toBe(1);
   });
@@ -69,13 +70,13 @@ describe('a runner with several control-plane addresses', () => {
       CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:0',
     });
     const metricsUrl = `http://127.0.0.1:${t.metrics?.address.port}/metrics`;
-    await eventually(() => t.agent.stats.connects === 1, 'connected to A');
+    await eventually('connected to A', () => t.agent.stats.connects === 1);
     expect(connectedTo(t)).toEqual([a]);
     const e = await bed.execution();
     const run = await ports.run(e.id);
     run.log('PLAY [all] *********\n');
     run.step({ name: 'acknowledged by A' });
-    await eventually(async () => (await bed.steps(e.id)).length === 1 && t.agent.pendingEvents === 0, 'first events stored through A and acknowledged');
+    await eventually('first events stored through A and acknowledged', async () => (await bed.steps(e.id)).length === 1 && t.agent.pendingEvents === 0);
     const before = await scrape(metricsUrl);
     expect(before.get(`carapace_runner_control_plane_connected{address="${a}"}`)).toBe(1);
     expect(before.get(`carapace_runner_control_plane_connected{address="${b}"}`)).toBe(0);
@@ -84,14 +85,14 @@ describe('a runner with several control-plane addresses', () => {
     proxyA.freeze();
     run.log('TASK [hello : sent to A, never acknowledged] *****\n');
     run.step({ name: 'sent to A, never acknowledged' });
-    await eventually(() => t.agent.pendingEvents >= 2, 'events written to A, unacknowledged');
+    await eventually('events written to A, unacknowledged', () => t.agent.pendingEvents >= 2);
     const unacknowledged = t.agent.pendingEvents;
     expect(await bed.steps(e.id)).toHaveLength(1);
     // ...then it dies the hard way (SIGKILL): its connections reset, new ones refused.
     await proxyA.kill();
     await bed.closeGrpc();
 
-    await eventually(() => t.agent.stats.connects === 2, 'reconnected to B');
+    await eventually('reconnected to B', () => t.agent.stats.connects === 2);
     expect(connectedTo(t)).toEqual([a, b]);
     expect(t.log.lines.find((l) => l.msg === 'stream to the control plane lost')).toMatchObject({ controlPlane: a, next: b });
     expect(t.agent.stats.resent).toBeGreaterThanOrEqual(unacknowledged);
@@ -107,7 +108,7 @@ describe('a runner with several control-plane addresses', () => {
     expect(await bed.log(e.id)).toBe(preflightText('survivor', e.ip) + run.text);
     expect((await bed.steps(e.id)).map((s) => s.name)).toEqual(['acknowledged by A', 'sent to A, never acknowledged', 'after the move']);
     expect((await bed.getExecution(e.id)).data.reason).toBeNull();
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged by B');
+    await eventually('all acknowledged by B', () => t.agent.pendingEvents === 0);
     expect(await bed.runner('survivor')).toMatchObject({ state: 'connected', free_slots: 1, executions: [] });
 
     const after = await scrape(metricsUrl);
@@ -122,14 +123,14 @@ describe('a runner with several control-plane addresses', () => {
   it('goes round the list while no address answers, and connects once one does', async () => {
     const first = `127.0.0.1:${await refusedPort()}`;
     const t = await bed.startRunner('patient', ports, { CARAPACE_RUNNER_URL: `${first},${bed.address}` });
-    await eventually(() => t.agent.stats.connects === 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects === 1);
     await bed.closeGrpc();
     // Both down: the attempts alternate between the two addresses.
-    await eventually(() => t.log.count('stream to the control plane lost') >= 6, 'several attempts');
+    await eventually('several attempts', () => t.log.count('stream to the control plane lost') >= 6);
     const tried = t.log.lines.filter((l) => l.msg === 'stream to the control plane lost').map((l) => l.controlPlane);
     for (let i = 1; i < tried.length; i += 1) expect(tried[i]).not.toBe(tried[i - 1]);
     await bed.openGrpc(); // the second address comes back
-    await eventually(() => t.agent.stats.connects === 2, 'reconnected');
+    await eventually('reconnected', () => t.agent.stats.connects === 2);
     expect(connectedTo(t)).toEqual([bed.address, bed.address]);
   });
 });

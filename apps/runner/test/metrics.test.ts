@@ -7,7 +7,8 @@ import { RunnerConfigError } from '../src/config.js';
 import { VERSION } from '../src/version.js';
 import { ControlPlaneBed, type TestRunner } from './support/control-plane.js';
 import { parseExposition, scrape } from './support/metrics.js';
-import { eventually, ScriptedPorts } from './support/scripted-ports.js';
+import { ScriptedPorts } from './support/scripted-ports.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 function endpoint(t: TestRunner, path = '/metrics'): string {
   if (!t.metrics) throw new Error(`${t.name} has no metrics endpoint`);
@@ -29,7 +30,7 @@ describe('the runner metrics endpoint', () => {
   it('exposes slots, outbox, runs, reconnects and the connected control plane, with the process metrics', async () => {
     const t = await bed.startRunner('measured', ports, { CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:0', CARAPACE_RUNNER_SLOTS: '3' });
     expect(t.log.lines.find((l) => l.msg === 'metrics endpoint listening')).toMatchObject({ host: '127.0.0.1', port: t.metrics?.address.port, path: '/metrics' });
-    await eventually(() => t.agent.stats.connects === 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects === 1);
 
     const e = await bed.execution();
     const run = await ports.run(e.id);
@@ -42,7 +43,7 @@ describe('the runner metrics endpoint', () => {
 
     // Events the control plane has not acknowledged: the stream is down while they are made.
     await bed.closeGrpc();
-    await eventually(() => t.log.count('stream to the control plane lost') >= 1, 'the runner noticed the outage');
+    await eventually('the runner noticed the outage', () => t.log.count('stream to the control plane lost') >= 1);
     run.step({ name: 'say hello' });
     run.log('PLAY RECAP *****\n');
     const outage = await scrape(endpoint(t));
@@ -54,7 +55,7 @@ describe('the runner metrics endpoint', () => {
     await bed.openGrpc();
     run.finish('completed');
     await bed.until(e.id, 'completed');
-    await eventually(() => t.agent.pendingEvents === 0, 'all acknowledged');
+    await eventually('all acknowledged', () => t.agent.pendingEvents === 0);
 
     const res = await fetch(endpoint(t));
     expect(res.status).toBe(200);
@@ -103,25 +104,25 @@ describe('the runner metrics endpoint', () => {
 
   it('stops listening when the runner stops', async () => {
     const t = await bed.startRunner('closing', ports, { CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:0' });
-    await eventually(() => t.agent.stats.connects === 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects === 1);
     const url = endpoint(t);
     expect((await fetch(url)).status).toBe(200); // a keep-alive connection stays open after this
     t.agent.stop();
     await t.agent.stopped;
-    await eventually(async () => {
+    await eventually('metrics endpoint closed', async () => {
       try {
         await fetch(url);
         return false;
       } catch (err) {
         return ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';
       }
-    }, 'metrics endpoint closed');
+    });
   });
 
   it('has no endpoint unless CARAPACE_RUNNER_METRICS_LISTEN is set', async () => {
     const t = await bed.startRunner('unmeasured', ports);
     expect(t.metrics).toBeNull();
-    await eventually(() => t.agent.stats.connects === 1, 'connected');
+    await eventually('connected', () => t.agent.stats.connects === 1);
     expect(t.log.count('metrics endpoint listening')).toBe(0);
     const e = await bed.execution();
     (await ports.run(e.id)).finish('completed');
@@ -131,7 +132,7 @@ describe('the runner metrics endpoint', () => {
   it('keeps the metrics of two runners in one process apart (a registry each)', async () => {
     const one = await bed.startRunner('one', ports, { CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:0', CARAPACE_RUNNER_SLOTS: '1' });
     const two = await bed.startRunner('two', new ScriptedPorts(), { CARAPACE_RUNNER_METRICS_LISTEN: '127.0.0.1:0', CARAPACE_RUNNER_SLOTS: '4' });
-    await eventually(() => one.agent.stats.connects === 1 && two.agent.stats.connects === 1, 'both connected');
+    await eventually('both connected', () => one.agent.stats.connects === 1 && two.agent.stats.connects === 1);
     const [m1, m2] = await Promise.all([scrape(endpoint(one)), scrape(endpoint(two))]);
     expect(m1.get('carapace_runner_slots')).toBe(1);
     expect(m2.get('carapace_runner_slots')).toBe(4);

@@ -1,8 +1,9 @@
 // cluster_deploy through the API, checked on the daemons: monitors in quorum, every OSD up and
 // in, health, the cluster model; then a second run of the same configuration changes nothing.
 import { expect } from 'vitest';
-import { eventually } from '../system.js';
+
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** What a deployed cluster of the flow is, for the checks that follow. */
 export interface DeployedCluster {
@@ -41,7 +42,7 @@ export async function expectHealthy(sys: CephSystem, serverId: string): Promise<
  * `ceph status` may still show a PG_DEGRADED of the moment before.
  */
 export async function waitHealthy(sys: CephSystem, serverId: string, what: string, timeoutMs = 120_000): Promise<Json> {
-  return eventually(() => expectHealthy(sys, serverId), timeoutMs, what);
+  return eventually(what, () => expectHealthy(sys, serverId), timeoutMs);
 }
 
 /** `ceph osd stat` numbers: every OSD up and in. */

@@ -3,8 +3,9 @@
 // every host's ceph.conf names the monitors of the map.
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
-import { eventually } from '../system.js';
+
 import type { CephSystem, Json } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 const WATCH_SCRIPT = String.raw`
 import json, os, sys, time
@@ -55,7 +56,7 @@ export class QuorumWatcher {
   async start(): Promise<void> {
     await this.host.exec('rm -f /root/quorum.log /root/quorum.stop && cat > /root/quorum.py', { input: WATCH_SCRIPT });
     await this.host.exec('systemd-run --unit=carapace-quorum-watch --collect python3 /root/quorum.py');
-    await eventually(async () => ((await this.read()).length > 0 ? true : undefined), 60_000, 'the quorum watcher to answer');
+    await eventually('the quorum watcher to answer', async () => ((await this.read()).length > 0 ? true : undefined), 60_000);
   }
 
   async read(): Promise<QuorumSample[]> {
@@ -69,9 +70,9 @@ export class QuorumWatcher {
   async stop(): Promise<QuorumReport> {
     await this.host.exec('touch /root/quorum.stop');
     await eventually(
+      'the quorum watcher to stop',
       async () => ((await this.host.exec('systemctl is-active carapace-quorum-watch', { check: false })).stdout.trim() === 'active' ? undefined : true),
       60_000,
-      'the quorum watcher to stop',
     );
     const samples = await this.read();
     const lost = samples.filter((s) => s.error !== undefined || (s.quorum ?? []).length < Math.floor((s.map ?? []).length / 2) + 1);

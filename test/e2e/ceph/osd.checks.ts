@@ -4,10 +4,11 @@
 // devices and loses no object. A second run of each configuration changes nothing.
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
-import { eventually } from '../system.js';
+
 import { expectOsds, waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
 import { preview, tasksWith } from './preview.checks.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** Runs a shell command on a host (as root) and returns its stdout; throws on a non-zero exit. */
 async function sh(host: LabHost, command: string, timeoutMs = 90_000): Promise<string> {
@@ -182,6 +183,7 @@ async function createPool(mon: LabHost, pool: string, rule?: string): Promise<vo
 
 async function waitClean(sys: CephSystem, mon: LabHost, what: string): Promise<void> {
   await eventually(
+    what,
     async () => {
       const pg = await sys.ceph(mon, 'pg stat');
       const states = (pg.pg_summary?.num_pg_by_state ?? []) as Json[];
@@ -190,7 +192,6 @@ async function waitClean(sys: CephSystem, mon: LabHost, what: string): Promise<v
       return total > 0 && clean === total ? true : undefined;
     },
     180_000,
-    what,
   );
 }
 
@@ -255,12 +256,12 @@ export async function removeOsdRefusedWhenDataWouldBeLost(
 
     expect(await osdsOfHost(mon, name)).toEqual(before);
     await eventually(
+      `${host.name}'s OSDs up and in again`,
       async () => {
         const dump = await osdDump(sys, mon);
         return before.every((osd) => dump.get(osd)?.up === 1 && dump.get(osd)?.in === 1) ? true : undefined;
       },
       60_000,
-      `${host.name}'s OSDs up and in again`,
     );
     for (const osd of before) expect((await sh(host, `systemctl is-active ceph-osd@${osd}`)).trim()).toBe('active');
     await expectObjects(mon, pool, sums);

@@ -3,10 +3,11 @@
 // the devices it would prepare and prepares none. The preview of remove_osd whose data exists
 // nowhere else, and the relaunch of add_osd's failed host, are in osd.checks.ts.
 import { expect } from 'vitest';
-import { eventually } from '../system.js';
+
 import type { DeployedCluster } from './deploy.checks.js';
 import type { CephSystem, Json } from './system.js';
 import type { LabHost } from '../../lab/lab.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** What a preview answered: the execution, its per-host result, its log. */
 export interface PreviewRun {
@@ -22,12 +23,12 @@ export async function preview(sys: CephSystem, configuration: Json, timeoutMs = 
   const id = created.id as string;
   expect(created.data.preview).toBe(true);
   const execution = await eventually(
+    `preview ${id} (${configuration.data?.playbook_id}) to end`,
     async () => {
       const e = await sys.api.ok('GET', `/v1/execution/${id}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
     },
     timeoutMs,
-    `preview ${id} (${configuration.data?.playbook_id}) to end`,
   );
   const result = await sys.api.ok('GET', `/v1/execution/${id}/preview/`);
   const log = (await sys.api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;

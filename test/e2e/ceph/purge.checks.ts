@@ -6,9 +6,10 @@
 // had.
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
-import { eventually } from '../system.js';
+
 import type { DeployedCluster } from './deploy.checks.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** Runs a shell command on a host (as root); returns stdout, stderr and the exit code. */
 async function sh(host: LabHost, command: string, timeoutMs = 90_000): Promise<{ stdout: string; stderr: string; exitCode: number }> {
@@ -69,6 +70,7 @@ export async function runAndCancelAfter(sys: CephSystem, configuration: Json, st
   const created = await sys.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
   const id = created.id as string;
   const seen = await eventually(
+    `step "${String(step)}" of execution ${id}`,
     async () => {
       const steps = (await sys.api.ok('GET', `/v1/execution/${id}/steps/?all=true`)).items as Json[];
       if (steps.some((s) => matches(s.data.name as string))) return steps;
@@ -78,16 +80,15 @@ export async function runAndCancelAfter(sys: CephSystem, configuration: Json, st
       return undefined;
     },
     10 * 60_000,
-    `step "${String(step)}" of execution ${id}`,
   );
   await sys.api.ok('DELETE', `/v1/execution/${id}/`);
   const execution = await eventually(
+    `execution ${id} to stop`,
     async () => {
       const e = await sys.api.ok('GET', `/v1/execution/${id}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
     },
     5 * 60_000,
-    `execution ${id} to stop`,
   );
   const log = (await sys.api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;
   const steps = (await sys.api.ok('GET', `/v1/execution/${id}/steps/?all=true`)).items as Json[];
@@ -212,12 +213,12 @@ export async function purgeAndCheck(sys: CephSystem, deployed: DeployedCluster, 
   for (const id of allServerIds) await sys.host(id).exec('systemctl restart carapace-discovery.service', { timeoutMs: 120_000 });
   for (const id of allServerIds) {
     const s = await eventually(
+      `server ${id} registered again with facts gathered after the purge`,
       async () => {
         const s = await sys.server(id);
         return s.data.state === 'operational' && (s.data.facts?.gathered_at ?? 0) >= restartedAt ? s : undefined;
       },
       180_000,
-      `server ${id} registered again with facts gathered after the purge`,
     );
     // the facts see the former OSD devices without any signature
     for (const dev of devices.get(id) ?? []) {

@@ -1,10 +1,11 @@
 // A relaunch of failed hosts on a real cluster (issue 31): add_osd on two new hosts, one of
 // which stops answering SSH midway, then POST /v1/execution/{id}/relaunch/ with hosts: failed.
 import { expect } from 'vitest';
-import { eventually } from '../system.js';
+
 import { waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import { expectAddedOsds } from './osd.checks.js';
 import { recapTotal, why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /**
  * add_osd on `serverIds` where the last host stops answering SSH once it has a step: the run
@@ -19,17 +20,17 @@ export async function addOsdRelaunchFailedHosts(sys: CephSystem, deployed: Deplo
   const created = await sys.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
   const id = created.id as string;
   const steps = async (executionId: string): Promise<Json[]> => (await sys.api.ok('GET', `/v1/execution/${executionId}/steps/?all=true`)).items as Json[];
-  await eventually(async () => ((await steps(id)).some((s) => s.data.server_id === cut) ? true : undefined), 5 * 60_000, `a first step on ${host.name}`);
+  await eventually(`a first step on ${host.name}`, async () => ((await steps(id)).some((s) => s.data.server_id === cut) ? true : undefined), 5 * 60_000);
   await host.exec('systemctl stop ssh.socket ssh.service 2>/dev/null; pkill -KILL -x sshd; true', { check: false });
   let failed: Json;
   try {
     failed = await eventually(
+      `execution ${id} to end`,
       async () => {
         const e = await sys.api.ok('GET', `/v1/execution/${id}/`);
         return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
       },
       15 * 60_000,
-      `execution ${id} to end`,
     );
   } finally {
     await host.exec('systemctl start ssh.service');
@@ -41,12 +42,12 @@ export async function addOsdRelaunchFailedHosts(sys: CephSystem, deployed: Deplo
   const relaunched = await sys.api.ok('POST', `/v1/execution/${id}/relaunch/`, { hosts: 'failed' });
   expect(relaunched.data).toMatchObject({ relaunch_of: id, limit_server_ids: [cut], relaunch: { hosts: 'failed', whole: false } });
   const execution = await eventually(
+    `relaunch ${relaunched.id} to end`,
     async () => {
       const e = await sys.api.ok('GET', `/v1/execution/${relaunched.id}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
     },
     15 * 60_000,
-    `relaunch ${relaunched.id} to end`,
   );
   const log = (await sys.api.call('GET', `/v1/execution/${relaunched.id}/log/`, undefined, true, { accept: 'text/plain' })).text;
   const relaunchSteps = await steps(relaunched.id);

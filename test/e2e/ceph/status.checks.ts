@@ -9,9 +9,10 @@ import { dirname } from 'node:path';
 import { expect } from 'vitest';
 import { MailSink } from '@carapace/test-support/mail-sink';
 import { TinyServer } from '@carapace/test-support/tiny-servers';
-import { ADMIN_PASSWORD, eventually } from '../system.js';
+import { ADMIN_PASSWORD } from '../system.js';
 import { LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import type { CephSystem, Json } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** The collection interval of the control plane of these tests (seconds). */
 export const STATUS_INTERVAL_S = 5;
@@ -91,12 +92,12 @@ async function status(sys: CephSystem, clusterId: string): Promise<Json> {
 /** Waits for a status newer than `after` (Unix seconds) that passes `test`. */
 async function statusWhere(sys: CephSystem, clusterId: string, what: string, test: (s: Json) => boolean, timeoutMs: number): Promise<Json> {
   return eventually(
+    what,
     async () => {
       const s = await status(sys, clusterId);
       return test(s) ? s : undefined;
     },
     timeoutMs,
-    what,
   );
 }
 
@@ -108,7 +109,7 @@ export async function muteLabChecks(sys: CephSystem, deployed: DeployedCluster):
   const mon = sys.host(deployed.monIds[0] as string);
   for (const code of LAB_HEALTH_CHECKS) await mon.exec(`ceph health mute ${code}`, { timeoutMs: 60_000 });
   await waitHealthy(sys, deployed.monIds[0] as string, 'healthy with the lab checks muted');
-  await eventually(async () => ((await sys.ceph(mon, 'status')).health.status === 'HEALTH_OK' ? true : undefined), 120_000, 'HEALTH_OK with the lab checks muted');
+  await eventually('HEALTH_OK with the lab checks muted', async () => ((await sys.ceph(mon, 'status')).health.status === 'HEALTH_OK' ? true : undefined), 120_000);
 }
 
 /** The status matches `ceph status` and `ceph df` on a monitor. */
@@ -175,7 +176,7 @@ export async function osdDownAlerts(sys: CephSystem, deployed: DeployedCluster, 
   expect(onHost!.osds.find((o: Json) => o.id === osdId)?.up).toBe(false);
   expect(onHost!.up).toBe(onHost!.total - 1);
 
-  await eventually(async () => (sinks.healthHooks(deployed.clusterId).length > hooksBefore && sinks.healthMails().length > mailsBefore ? true : undefined), 60_000, 'a webhook and an e-mail of the change to HEALTH_WARN');
+  await eventually('a webhook and an e-mail of the change to HEALTH_WARN', async () => (sinks.healthHooks(deployed.clusterId).length > hooksBefore && sinks.healthMails().length > mailsBefore ? true : undefined), 60_000);
   const hook = sinks.healthHooks(deployed.clusterId).at(-1)!;
   expect(hook.health).toEqual({ previous: 'HEALTH_OK', current: 'HEALTH_WARN' });
   expect((hook.checks as Json[]).map((c) => c.code)).toContain('OSD_DOWN');
@@ -185,7 +186,7 @@ export async function osdDownAlerts(sys: CephSystem, deployed: DeployedCluster, 
   await host.exec(`systemctl start ceph-osd@${osdId}`, { timeoutMs: 120_000 });
   await statusWhere(sys, deployed.clusterId, `HEALTH_OK again after osd.${osdId} was started`, (x) => x.ceph?.health.status === 'HEALTH_OK' && x.ceph.osds.up === x.ceph.osds.total, 3 * 60_000);
   const backSeconds = (Date.now() - started) / 1000;
-  await eventually(async () => (sinks.healthHooks(deployed.clusterId).length === hooksBefore + 2 ? true : undefined), 60_000, 'the webhook of the return to HEALTH_OK');
+  await eventually('the webhook of the return to HEALTH_OK', async () => (sinks.healthHooks(deployed.clusterId).length === hooksBefore + 2 ? true : undefined), 60_000);
   // Once per change: a few more intervals bring nothing new.
   await new Promise((r) => setTimeout(r, 3 * STATUS_INTERVAL_S * 1000));
   const hooks = sinks.healthHooks(deployed.clusterId).slice(hooksBefore);
@@ -199,21 +200,21 @@ async function secondsToStart(sys: CephSystem, configuration: Json): Promise<num
   const t0 = Date.now();
   const created = await sys.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
   await eventually(
+    'the first step of the execution',
     async () => {
       const steps = await sys.api.ok('GET', `/v1/execution/${created.id}/steps/`);
       return (steps.items as Json[]).length > 0 ? true : undefined;
     },
     120_000,
-    'the first step of the execution',
   );
   const seconds = (Date.now() - t0) / 1000;
   await eventually(
+    'the execution to end',
     async () => {
       const e = await sys.api.ok('GET', `/v1/execution/${created.id}/`);
       return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
     },
     300_000,
-    'the execution to end',
   );
   return seconds;
 }

@@ -9,7 +9,8 @@ import { CEPH_IMAGE } from '../../lab/ceph.js';
 import { controlPlaneAccess, discoverLab } from '../../lab/discover.js';
 import { ensureBridge, LAB_GATEWAY, LAB_RUN_DIR, type Lab, type LabHost } from '../../lab/lab.js';
 import { acquireFileLock, type HeldLock } from '../../lab/sys.js';
-import { ADMIN_PASSWORD, Api, ControlPlane, eventually } from '../system.js';
+import { ADMIN_PASSWORD, Api, ControlPlane } from '../system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 export type Json = Record<string, any>;
 
@@ -211,12 +212,12 @@ export class CephSystem {
     const created = await this.api.ok('POST', '/v1/execution/', { playbook_configuration: { id: configuration.id, version: configuration.version } });
     const id = created.id as string;
     const execution = await eventually(
+      `execution ${id} (${configuration.data?.playbook_id}) to end`,
       async () => {
         const e = await this.api.ok('GET', `/v1/execution/${id}/`);
         return ['completed', 'failed', 'canceled'].includes(e.data.state) ? e : undefined;
       },
       timeoutMs,
-      `execution ${id} (${configuration.data?.playbook_id}) to end`,
     );
     const seconds = (Date.now() - started) / 1000;
     const log = (await this.api.call('GET', `/v1/execution/${id}/log/`, undefined, true, { accept: 'text/plain' })).text;

@@ -4,9 +4,10 @@
 import { expect } from 'vitest';
 import { REEF_REPOSITORY } from '../../lab/ceph.js';
 import type { LabHost } from '../../lab/lab.js';
-import { eventually } from '../system.js';
+
 import { expectOsds, LAB_HEALTH_CHECKS, waitHealthy, type DeployedCluster } from './deploy.checks.js';
 import { why, type CephSystem, type Json, type PlaybookRun } from './system.js';
+import { eventually } from '@carapace/test-support/eventually';
 
 /** The pool the client and the objects written before the upgrade live in (size 3, min_size 2). */
 export const PROBE_POOL = 'probe';
@@ -92,7 +93,7 @@ export class IoProbe {
     await this.client.exec('rm -f /root/probe.log /root/probe.stop && cat > /root/probe.py', { input: PROBE_SCRIPT });
     await this.client.exec('systemd-run --unit=carapace-io-probe --collect python3 /root/probe.py');
     // Running once it has logged a good operation.
-    await eventually(async () => ((await this.report()).operations > 3 ? true : undefined), 60_000, 'the client to write and read');
+    await eventually('the client to write and read', async () => ((await this.report()).operations > 3 ? true : undefined), 60_000);
   }
 
   async report(): Promise<ProbeReport> {
@@ -115,9 +116,9 @@ export class IoProbe {
   async stop(): Promise<ProbeReport> {
     await this.client.exec('touch /root/probe.stop');
     await eventually(
+      'the client to stop',
       async () => ((await this.client.exec('systemctl is-active carapace-io-probe', { check: false })).stdout.trim() === 'active' ? undefined : true),
       60_000,
-      'the client to stop',
     );
     return this.report();
   }

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { createLogger, startGrpcServer, type GrpcServer } from '@carapace/control-plane';
 import { grpc } from '@carapace/protocol';
 import { addServer } from '@carapace/test-support/facts';
+import { eventually } from '@carapace/test-support/eventually';
 import { Harness } from '@carapace/test-support/harness';
 import { RunnerAgent, type AgentOptions, type AgentPorts } from '../../src/agent/index.js';
 import { loadRunnerConfig } from '../../src/config.js';
@@ -209,7 +210,10 @@ export class ControlPlaneBed {
 
   /** Waits until the execution is in `state`. */
   async until(id: string, state: string, timeoutMs = 5000): Promise<void> {
-    await eventuallyState(() => this.state(id), state, `execution ${id}`, timeoutMs);
+    let last = '';
+    await eventually(`execution ${id} to be ${state}`, async () => (last = await this.state(id)) === state, timeoutMs).catch((err: Error) => {
+      throw new Error(`${err.message} (it is ${last})`);
+    });
   }
 
   /** The stored log, as plain text. */
@@ -232,16 +236,5 @@ export class ControlPlaneBed {
 
   async server(id: string): Promise<any> {
     return (await this.h.request('GET', `/v1/server/${id}/`, { token: this.root })).json;
-  }
-}
-
-async function eventuallyState(read: () => Promise<string>, want: string, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    last = await read();
-    if (last === want) return;
-    if (Date.now() > deadline) throw new Error(`${what} is ${last}, not ${want}, after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

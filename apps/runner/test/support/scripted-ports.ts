@@ -2,22 +2,7 @@ import type { ServerFacts } from '@carapace/models';
 import { makeFacts } from '@carapace/test-support/facts';
 import type { AgentPorts, OrphanRun, PreflightCheck, PreflightTarget, RunRecords, RunRequest, StatusOutcome, StatusRequest } from '../../src/agent/index.js';
 import type { RunArtifact, RunHandle, RunOutcome, RunResult, RunSink, StepEvent } from '../../src/executor/index.js';
-
-/** Polls `check` until it returns something other than undefined/false; fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { eventually } from '@carapace/test-support/eventually';
 
 /** One run the agent started through the scripted `startRun` port, driven by the test. */
 export class ScriptedRun {
@@ -168,6 +153,6 @@ export class ScriptedPorts implements AgentPorts {
 
   /** The run of `executionId`, once the agent has started it. */
   async run(executionId: string, timeoutMs = 5000): Promise<ScriptedRun> {
-    return eventually(() => this.runs.get(executionId), `run of ${executionId} started`, timeoutMs);
+    return eventually(`run of ${executionId} started`, () => this.runs.get(executionId), timeoutMs);
   }
 }
