@@ -2,9 +2,12 @@
 // the host itself and from outside it: what ceph-volume made (LVM, LUKS), where the dm-crypt
 // key is (the monitors' config-key store) and where it must not be (anything the host wrote
 // to its disks), and what a reboot brings back by itself.
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
-import { run } from '../../lab/sys.js';
 import type { CephSystem, Json } from './system.js';
 
 /** One OSD's data volume as `ceph-volume lvm list` reports it. */
@@ -79,12 +82,23 @@ export async function cryptMappings(host: LabHost): Promise<string[]> {
     .sort();
 }
 
-/** How many times `needle` occurs in a file of this machine (a VM's qcow2 overlay or raw disk), read as bytes. */
+/**
+ * How many times `needle` occurs in a file of this machine (a VM's qcow2 overlay or raw disk),
+ * read as bytes in chunks of 16 MiB (each chunk overlapping the last by the needle's length, so
+ * that a needle across two chunks is found). Not grep: a disk image's runs of zeros or
+ * ciphertext hold no newline, and grep kept such a "line" of 7 GiB in memory.
+ */
 export async function occurrencesInFile(file: string, needle: string): Promise<number> {
-  // grep -c: exit 1 with "0" when nothing matched, 2 on an error
-  const r = await run('grep', ['-c', '-a', '-F', '--', needle, file], { check: false, timeoutMs: 300_000 });
-  if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`grep ${file}: exit ${String(r.exitCode)}: ${r.stderr}`);
-  return Number(r.stdout.trim() || '0');
+  const wanted = Buffer.from(needle);
+  let count = 0;
+  let carry = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 16 * 1024 * 1024 }) as AsyncIterable<Buffer>) {
+    const window = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+    for (let at = window.indexOf(wanted); at !== -1; at = window.indexOf(wanted, at + wanted.length)) count++;
+    // the tail that may hold the start of a needle completed by the next chunk (never a whole one)
+    carry = Buffer.from(window.subarray(Math.max(0, window.length - (wanted.length - 1))));
+  }
+  return count;
 }
 
 /**
@@ -97,6 +111,7 @@ export async function expectKeyNotOnDisks(host: LabHost, keys: readonly string[]
   const files = [host.root, ...host.disks.map((d) => d.file)];
   for (const key of keys) {
     expect(key.length, 'a dm-crypt key').toBeGreaterThan(20);
+    expect(await occurrencesInFileHolding(key), 'the search finds the key where it is: across a chunk border').toBe(2);
     for (const file of files) expect(await occurrencesInFile(file, key), `the dm-crypt key in clear in ${file}`).toBe(0);
   }
 }
@@ -117,4 +132,18 @@ export async function enabledActivationUnits(host: LabHost): Promise<string[]> {
     .split('\n')
     .filter((n) => n.startsWith('ceph-volume@'))
     .sort();
+}
+
+/** occurrencesInFile over a file of 17 MiB holding `needle` once across its first chunk border and once at its end. */
+async function occurrencesInFileHolding(needle: string): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'carapace-search-'));
+  try {
+    const bytes = Buffer.alloc(17 * 1024 * 1024);
+    bytes.write(needle, 16 * 1024 * 1024 - 5);
+    bytes.write(needle, bytes.length - needle.length);
+    await writeFile(join(dir, 'probe'), bytes);
+    return await occurrencesInFile(join(dir, 'probe'), needle);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
