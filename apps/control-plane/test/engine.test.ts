@@ -118,6 +118,27 @@ describe('execution engine: queue, locks and leases', () => {
     expect(await engine().finish(lost, 'completed', null)).toBeNull();
   });
 
+  it('names the running executions of each runner, whatever its name, and none that ended or wait', async () => {
+    const [a, b, c] = [await addServer(h), await addServer(h), await addServer(h)];
+    const odd = "runner 'o\"dd";
+    const running = await queue([a.id]);
+    const canceling = await queue([b.id]);
+    const ended = await queue([c.id]);
+    expect((await engine().claim(odd, 2)).map((x) => x.execution.id).sort()).toEqual([running, canceling].sort());
+    expect((await engine().claim('other', 1)).map((x) => x.execution.id)).toEqual([ended]);
+    await engine().finish(ended, 'completed', null);
+    const waiting = await queue([a.id]);
+    expect((await h.request('DELETE', `/v1/execution/${canceling}/`, { token: root })).json.data.state).toBe('canceling');
+    expect((await engine().runningOn(odd)).map((e) => e.id).sort()).toEqual([running, canceling].sort());
+    expect(await engine().runningOn('other')).toEqual([]);
+    const byRunner = await engine().runningByRunner();
+    expect([...(byRunner.get(odd) ?? [])].sort()).toEqual([running, canceling].sort());
+    expect(byRunner.has('other')).toBe(false);
+    expect([...byRunner.values()].flat()).not.toContain(waiting);
+    for (const id of [running, canceling]) await engine().finish(id, 'completed', null);
+    await engine().finish(waiting, 'canceled', null);
+  });
+
   it('keeps a server whose lease expired until the sweep has failed its run, so that run is never lost', async () => {
     const s = await addServer(h);
     const lost = await queue([s.id]);

@@ -10,6 +10,10 @@ import { COLUMNS, VersionedLists, type RepositoryLimits, type Row } from './vers
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import type { VersionedTable } from './schema/versioned.js';
 
+/** For `liveWhere`: string fields of a model's data, each with the value, or the values, it must hold. */
+export type FieldMatch<D> = {
+  readonly [K in keyof D & string as Extract<D[K], string> extends never ? never : K]?: Extract<D[K], string> | readonly Extract<D[K], string>[];
+};
 
 /** The limits when none are given: those of the default configuration. */
 export const DEFAULT_LIMITS: RepositoryLimits = { queryBudgetMs: 1000, maxDataBytes: 1_048_576 };
@@ -207,12 +211,12 @@ export class VersionedRepository<D> {
     return this.lists.fieldEquals(name, value);
   }
 
-  /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
   /** A condition for `list`'s `extra`: the data field `name` is JSON `true`, or not (`VersionedLists.fieldIsTrue`). */
   fieldIsTrue(name: string, wanted: boolean): SQL {
     return this.lists.fieldIsTrue(name, wanted);
   }
 
+  /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
   list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
     return this.lists.list(request, extra);
   }
@@ -230,6 +234,22 @@ export class VersionedRepository<D> {
   /** Every model matching the request, in batches (`VersionedLists.cursor`). */
   cursor(request: ListRequest, extra?: SQL): Promise<ListCursor<StoredText>> {
     return this.lists.cursor(request, extra);
+  }
+
+  /**
+   * Every live model whose data fields hold what `match` names: for each field, one value or
+   * any of several (values bound, not written out). For the services' own questions ("the
+   * running executions of a runner"), typed by the model's fields; a request's filter goes
+   * through `list`.
+   */
+  async liveWhere(match: FieldMatch<D>): Promise<Stored<D>[]> {
+    const conditions = Object.entries(match).map(([name, wanted]) => {
+      const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
+      const values = (typeof wanted === 'string' ? [wanted] : (wanted as readonly string[])).map((v) => bindValue(field, name, v, this.db.dialect));
+      return values.length === 0 ? sql`1 = 0` : sql`${field.expr} IN (${sql.join(values, sql`, `)})`;
+    });
+    if (conditions.length === 0) throw new Error('liveWhere: name at least one field');
+    return (await this.lists.list({ page: 1, perPage: 1, all: true }, sql.join(conditions, sql` AND `))).items;
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */

@@ -5,7 +5,7 @@ import type { LockRepository } from '../db/lock.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
-import { checkTransition, isFinal } from './execution-state.js';
+import { checkTransition, isFinal, RUNNING_STATES } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
 import type { ServerService } from '../services/server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
@@ -308,7 +308,7 @@ export class ExecutionEngine {
 
   /** The ids of the running executions, by runner. */
   async runningByRunner(): Promise<Map<string, string[]>> {
-    const { items } = await this.executions.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['started', 'canceling'] } }) });
+    const items = await this.executions.liveWhere({ state: RUNNING_STATES });
     const byRunner = new Map<string, string[]>();
     for (const e of items) {
       const runner = e.data.runner_id;
@@ -322,13 +322,7 @@ export class ExecutionEngine {
 
   /** The executions a runner holds that are still running. */
   async runningOn(runnerId: string): Promise<Stored<ExecutionData>[]> {
-    const { items } = await this.executions.list({
-      page: 1,
-      perPage: 1,
-      all: true,
-      filter: JSON.stringify({ runner_id: runnerId, state: { in: ['started', 'canceling'] } }),
-    });
-    return items;
+    return this.executions.liveWhere({ runner_id: runnerId, state: RUNNING_STATES });
   }
 
   /** The server a step's host (an IP, or a server id) names among the execution's servers. */

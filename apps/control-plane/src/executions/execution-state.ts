@@ -11,6 +11,9 @@ const TRANSITIONS: Readonly<Record<ExecutionState, readonly ExecutionState[]>> =
   canceled: [],
 };
 
+/** The states of an execution a runner holds: it runs, or its cancel travels to the runner. */
+export const RUNNING_STATES: readonly ExecutionState[] = ['started', 'canceling'];
+
 /** Whether an execution in this state is over. */
 export function isFinal(state: ExecutionState): boolean {
   return TRANSITIONS[state].length === 0;

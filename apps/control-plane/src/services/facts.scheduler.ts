@@ -107,10 +107,10 @@ export class FactsScheduler {
    * may be waiting for its answer).
    */
   async resume(): Promise<void> {
-    const waiting = await this.servers.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ state: { in: ['gathering_facts', 'unreachable'] } }) });
+    const waiting = await this.servers.waitingForFacts();
     const nowMs = this.clock.nowMs();
-    for (const server of waiting.items) await this.requests.requestIfAbsent(server.id, nowMs);
-    if (waiting.items.length > 0) this.requested.emit();
+    for (const server of waiting) await this.requests.requestIfAbsent(server.id, nowMs);
+    if (waiting.length > 0) this.requested.emit();
   }
 
   /**

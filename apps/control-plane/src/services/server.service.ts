@@ -208,9 +208,14 @@ export class ServerService extends VersionedService<ServerData> {
     return { found, missing };
   }
 
+  /** The live servers whose facts are awaited: being gathered, or unreachable at the last try. */
+  waitingForFacts(): Promise<Stored<ServerData>[]> {
+    return this.repo.liveWhere({ state: ['gathering_facts', 'unreachable'] });
+  }
+
   /** The live servers of a cluster. */
   async ofCluster(clusterId: string): Promise<Stored<ServerData>[]> {
-    return (await this.repo.list({ page: 1, perPage: 1, all: true, filter: JSON.stringify({ cluster_id: clusterId }) })).items;
+    return this.repo.liveWhere({ cluster_id: clusterId });
   }
 
   /** How many live servers a cluster has. */
