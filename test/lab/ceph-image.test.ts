@@ -170,7 +170,7 @@ describe('lab: the Ceph-ready image and a host with two disks', () => {
     // ceph-volume chowned the host's /dev/vdb; the machine's loop device keeps its owner and mode
     expect((await h.exec('stat -c %U /dev/vdb')).stdout.trim()).toBe('ceph');
     for (const d of disks) expect(await statOf(d.loop), d.loop).toBe(loopStats.get(d.loop));
-    // and bypasses the machine's page cache (lab.ts, DIRECT_DRIVE)
+    // and bypasses the machine's page cache (vm-host.ts, DIRECT_DRIVE)
     for (const d of disks) expect((await run('cat', [`/sys/block/${d.loop.slice('/dev/'.length)}/loop/dio`])).stdout.trim(), `${d.loop} direct I/O`).toBe('1');
     await lab!.destroy();
     lab = undefined;

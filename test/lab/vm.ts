@@ -1,7 +1,7 @@
 /**
  * Virtual-machine lab hosts: Debian guests with a kernel of their own (device-mapper,
  * dm-crypt, LVM), booted by QEMU on the lab bridge. The host class itself is `VmHost` in
- * lab.ts (one interface with the containers); this module has the image, the accelerator
+ * vm-host.ts (one interface with the containers); this module has the image, the accelerator
  * probe, the seed disk and a QMP client. See README.md, "VM hosts".
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
