@@ -15,14 +15,21 @@ const OBJECTS = 20;
 
 /**
  * A client of the cluster on a host outside it: writes an object and reads it back every
- * 200 ms, each operation bounded at 10 s (rados_osd_op_timeout, rados_mon_op_timeout), and
+ * 200 ms, each operation bounded at 30 s (rados_osd_op_timeout, rados_mon_op_timeout), and
  * logs each one as a JSON line. It runs as a transient systemd unit on the host until
- * /root/probe.stop exists.
+ * /root/probe.stop exists. Its librados logs at debug_objecter 2 to /root/probe-objecter.log:
+ * the lines "tid N on osd.M is laggy" of its own late-operation check (every
+ * objecter_tick_interval, 5 s, for operations older than objecter_timeout, 10 s), after which
+ * it asks the monitors for the newest OSD map and resends. An operation stranded across a
+ * change of its PG's primary (the old primary drops it, and a client that sends nothing else
+ * learns of the new map only so) waits 10 to 15 s: the bound of 30 s lets it finish, as it
+ * would for a client without a timeout (RBD's default), and the stall is measured.
  */
 const PROBE_SCRIPT = `import json, os, time
 import rados
 cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin",
-                      conf={"rados_osd_op_timeout": "10", "rados_mon_op_timeout": "10", "client_mount_timeout": "10"})
+                      conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "30", "client_mount_timeout": "30",
+                            "log_file": "/root/probe-objecter.log", "debug_objecter": "2/2"})
 cluster.connect(timeout=10)
 io = cluster.open_ioctx("${PROBE_POOL}")
 out = open("/root/probe.log", "a", buffering=1)
@@ -47,7 +54,16 @@ export interface ProbeReport {
   failures: { t: number; err: string }[];
   /** The longest time between the starts of two operations that succeeded, less the 200 ms pace. */
   longestStallMs: number;
+  /** The operations that succeeded after more than SLOW_MS: when each began, how long it took. */
+  slow: { t: number; ms: number }[];
+  /** Its librados' own lines about operations it found late ("is laggy"), with their times. */
+  laggy: string[];
 }
+
+/** An operation slower than this is reported with what librados said meanwhile. */
+const SLOW_MS = 5_000;
+/** The longest stall a client may see: a stranded operation's 10 to 15 s, with margin. */
+export const LONGEST_STALL_MS = 20_000;
 
 /** When each test of a file began (beforeEach), to say in which one a client operation failed. */
 export class TestPhases {
@@ -90,7 +106,7 @@ export class IoProbe {
       const { stdout } = await this.mon.exec(`cat ${file}`);
       await this.client.exec(`umask 077 && cat > ${file}`, { input: stdout });
     }
-    await this.client.exec('rm -f /root/probe.log /root/probe.stop && cat > /root/probe.py', { input: PROBE_SCRIPT });
+    await this.client.exec('rm -f /root/probe.log /root/probe.stop /root/probe-objecter.log && cat > /root/probe.py', { input: PROBE_SCRIPT });
     await this.client.exec('systemd-run --unit=carapace-io-probe --collect python3 /root/probe.py');
     // Running once it has logged a good operation.
     await eventually('the client to write and read', async () => ((await this.report()).operations > 3 ? true : undefined), 60_000);
@@ -110,7 +126,14 @@ export class IoProbe {
       longest = Math.max(longest, op.ms);
       lastOk = op.t;
     }
-    return { operations: lines.length, failures: lines.filter((op) => !op.ok).map(({ t, err }) => ({ t, err })), longestStallMs: Math.round(longest) };
+    const laggy = (await this.client.exec("grep -h 'is laggy' /root/probe-objecter.log 2>/dev/null || true")).stdout.split('\n').filter((l) => l.trim() !== '');
+    return {
+      operations: lines.length,
+      failures: lines.filter((op) => !op.ok).map(({ t, err }) => ({ t, err })),
+      longestStallMs: Math.round(longest),
+      slow: lines.filter((op) => op.ok && op.ms > SLOW_MS).map(({ t, ms }) => ({ t, ms: Math.round(ms) })),
+      laggy,
+    };
   }
 
   async stop(): Promise<ProbeReport> {
@@ -122,6 +145,26 @@ export class IoProbe {
     );
     return this.report();
   }
+}
+
+/**
+ * The verdict on what the client saw through a file's tests: more than 100 operations, every
+ * one of them done (none failed, none read back wrong), none stalled for LONGEST_STALL_MS or
+ * more. Each slow operation is logged with the test it happened in, the cluster log around it
+ * and the late-operation lines its librados wrote (the evidence of a stranded operation).
+ */
+export async function expectClientNeverInterrupted(report: ProbeReport, phases: TestPhases, mon: LabHost, log: (line: string) => void): Promise<void> {
+  log(`client: ${report.operations} operations, ${report.failures.length} failed, ${report.slow.length} slower than ${SLOW_MS} ms, longest stall ${report.longestStallMs} ms`);
+  const failures = phases.failures(report);
+  const slow = phases.failures({ ...report, failures: report.slow.map(({ t, ms }) => ({ t, err: `took ${ms} ms` })) });
+  for (const f of [...failures, ...slow]) log(`client: ${f}`);
+  for (const line of report.laggy) log(`client librados: ${line}`);
+  const clusterLog = await clusterLogAround(mon, [...report.failures, ...report.slow].map((f) => f.t));
+  for (const line of clusterLog) log(`cluster log: ${line}`);
+  const context = `; librados said: ${report.laggy.join(' | ') || 'nothing'}; the cluster log then:\n${clusterLog.slice(-40).join('\n')}`;
+  expect(report.operations).toBeGreaterThan(100);
+  expect(failures, `operations that failed${context}`).toEqual([]);
+  expect(report.longestStallMs, `the longest stall (slow operations: ${slow.join('; ')})${context}`).toBeLessThan(LONGEST_STALL_MS);
 }
 
 /** Creates the probe pool and writes OBJECTS objects of known content. */
