@@ -1,22 +1,18 @@
-import { Client, ServiceApiError, type FetchFunction } from '@carapace/client';
-import type { ApiPermission, Role, User } from '@carapace/models';
+import { Client, type FetchFunction } from '@carapace/client';
+import type { Role, User } from '@carapace/models';
 import { Center, Loader, Stack } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { ErrorNotice } from './errors.ts';
+import { useSessionSelfQuery } from './queries.ts';
+import { SessionContext, SessionStateContext, useSessionState, type Session, type SessionState, type StoredSession } from './sessionContext.ts';
+
+export { useClient, useSession, type Session, type StoredSession } from './sessionContext.ts';
 
 /** The `localStorage` key of the stored session. */
 export const TOKEN_KEY = 'carapace.token';
-
-/** What the browser keeps of a session: the token, its expiry and the login it belongs to. Never a password. */
-export interface StoredSession {
-  token: string;
-  /** Unix seconds. */
-  expiresAt: number;
-  login: string;
-}
 
 /** Reads the stored session, or null when there is none, it is malformed, or it has expired. */
 export function readStoredSession(now = Date.now()): StoredSession | null {
@@ -64,35 +60,6 @@ export function signInPath(path: string): string {
   const next = safeNext(path);
   return next === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(next)}`;
 }
-
-interface SessionState {
-  /** The stored session, or null when signed out. */
-  stored: StoredSession | null;
-  /** The client: with the session's token when signed in; without one for the calls that need none. */
-  client: Client;
-  /** Signs in with a login and password; the password is used for this one call and not kept. */
-  signIn: (login: string, password: string) => Promise<void>;
-  /** Revokes the token on the server (when it can), forgets the session and goes to the sign-in page. */
-  signOut: () => Promise<void>;
-  /** True once the user signed out by choice: no `next` to come back to. */
-  signedOutByChoice: boolean;
-}
-
-const SessionStateContext = createContext<SessionState | null>(null);
-
-/** The authenticated user's view of the session (inside `<RequireAuth>`). */
-export interface Session {
-  user: User;
-  role: Role;
-  /** Whether the user's role holds this api permission. */
-  can: (permission: ApiPermission) => boolean;
-  /** Whether the user's role holds the playbook permission of this playbook id. */
-  canRun: (playbookId: string) => boolean;
-  /** Revokes the token, forgets the session and goes to the sign-in page. */
-  signOut: () => Promise<void>;
-}
-
-const SessionContext = createContext<Session | null>(null);
 
 /** A role with no permission, for users who have none (`GET /v1/role/self/` answers 404). */
 function noRole(user: User): Role {
@@ -228,28 +195,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   return <SessionStateContext.Provider value={value}>{children}</SessionStateContext.Provider>;
 }
 
-function useSessionState(): SessionState {
-  const state = useContext(SessionStateContext);
-  if (!state) throw new Error('useClient/useSession must be used inside <SessionProvider>');
-  return state;
-}
-
-/** The application's one API client, with the session's token (none before signing in). */
-export function useClient(): Client {
-  return useSessionState().client;
-}
-
 /** Sign-in helpers for the sign-in page: whether a session exists, and `signIn`. */
 export function useSignIn(): { signedIn: boolean; signIn: (login: string, password: string) => Promise<void> } {
   const { stored, signIn } = useSessionState();
   return { signedIn: stored !== null, signIn };
-}
-
-/** The signed-in user, their role and permissions. Only inside `<RequireAuth>`. */
-export function useSession(): Session {
-  const session = useContext(SessionContext);
-  if (!session) throw new Error('useSession must be used inside <RequireAuth>');
-  return session;
 }
 
 /** Builds the permission checks of a role. */
@@ -264,29 +213,15 @@ export function permissionChecks(role: Role): Pick<Session, 'can' | 'canRun'> {
  * anyone else to `/sign-in?next=<here>`.
  */
 export function RequireAuth({ children }: { children: ReactNode }) {
-  const { stored, client, signOut, signedOutByChoice } = useSessionState();
+  const { stored, signOut, signedOutByChoice } = useSessionState();
   const location = useLocation();
   const token = stored?.token ?? null;
-  const self = useQuery({
-    queryKey: ['session', token],
-    enabled: token !== null,
-    staleTime: 60_000,
-    retry: (count, err) => !(err instanceof ServiceApiError && err.status < 500) && count < 2,
-    queryFn: async ({ signal }) => {
-      const [user, role] = await Promise.all([
-        client.getUserSelf({ signal }),
-        client.getRoleSelf({ signal }).catch((err: unknown) => {
-          if (err instanceof ServiceApiError && err.status === 404) return null;
-          throw err;
-        }),
-      ]);
-      return { user, role: role ?? noRole(user) };
-    },
-  });
-  const session = useMemo<Session | null>(
-    () => (self.data ? { user: self.data.user, role: self.data.role, ...permissionChecks(self.data.role), signOut } : null),
-    [self.data, signOut],
-  );
+  const self = useSessionSelfQuery(token);
+  const session = useMemo<Session | null>(() => {
+    if (!self.data) return null;
+    const role = self.data.role ?? noRole(self.data.user);
+    return { user: self.data.user, role, ...permissionChecks(role), signOut };
+  }, [self.data, signOut]);
 
   if (token === null) {
     return <Navigate to={signedOutByChoice ? '/sign-in' : signInPath(`${location.pathname}${location.search}${location.hash}`)} replace />;

@@ -1,13 +1,13 @@
 import type { PermissionGroup, Role } from '@carapace/models';
 import { Badge, Button, Checkbox, Fieldset, Group, SimpleGrid, Skeleton, Stack, Table, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useAllRoles, usePermissions } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
-import { keys, useAllRoles } from '../../components/queries.ts';
 import { countPermissions, groupsOf, groupTitle, selectionOf } from './rolePermissions.ts';
 
 function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[] }) {
@@ -25,7 +25,7 @@ function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opene
       return role ? client.updateRole({ ...role, data: { ...role.data, name: name.trim(), permissions } }) : client.createRole(name.trim(), permissions);
     },
     onSuccess: (saved) => {
-      void queryClient.invalidateQueries({ queryKey: keys.roles });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.roles.all });
       notifications.show({ color: 'green', title: role ? 'Role saved' : 'Role created', message: saved.data.name });
       save.reset();
       onClose();
@@ -71,11 +71,11 @@ export function RolesPage() {
   const client = useClient();
   const { can } = useSession();
   const roles = useAllRoles();
-  const permissions = useQuery({ queryKey: keys.permissions, queryFn: () => client.getPermissions(), staleTime: 5 * 60_000 });
+  const permissions = usePermissions();
   const dialog = useEditDialog<Role>();
   const remove = useConfirmedAction({
     action: (r: Role) => client.deleteRole(r.id),
-    queryKey: keys.roles,
+    queryKey: queryKeys.roles.all,
     doneTitle: 'Role deleted',
     name: (r) => r.data.name,
   });

@@ -1,13 +1,13 @@
 import type { Runner } from '@carapace/models';
 import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useRunners } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
 import { formatAgo } from '../../components/format.ts';
-import { keys } from '../../components/queries.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { parseLabels, RUNNER_NAME } from './labels.ts';
 
@@ -22,7 +22,7 @@ function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onCl
   const create = useMutation({
     mutationFn: () => client.createRunner(name, 'labels' in parsed ? parsed.labels : {}),
     onSuccess: (created) => {
-      void queryClient.invalidateQueries({ queryKey: keys.runners });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.runners() });
       setName('');
       setLabels('');
       setTouched(false);
@@ -90,12 +90,12 @@ function TokenDialog({ shown, onClose }: { shown: { name: string; token: string 
 export function RunnersPage() {
   const client = useClient();
   const { can } = useSession();
-  const runners = useQuery({ queryKey: keys.runners, queryFn: () => client.getRunners(), refetchInterval: 5000 });
+  const runners = useRunners({ refetchInterval: 5000 });
   const [creating, setCreating] = useState(false);
   const [token, setToken] = useState<{ name: string; token: string } | null>(null);
   const revoke = useConfirmedAction({
     action: (r: Runner) => client.deleteRunner(r.name),
-    queryKey: keys.runners,
+    queryKey: queryKeys.runners(),
     doneTitle: 'Runner revoked',
     name: (r) => r.name,
   });

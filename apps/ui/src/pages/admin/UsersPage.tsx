@@ -1,13 +1,13 @@
 import type { User } from '@carapace/models';
 import { Button, Group, Select, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useAllRoles, useUsers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
-import { keys, useAllRoles } from '../../components/queries.ts';
 
 interface UserForm {
   login: string;
@@ -30,7 +30,7 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
         ? client.updateUser({ ...user, data: { ...user.data, login: form.login.trim(), email: form.email.trim(), full_name: form.fullName, role_id: form.roleId } })
         : client.createUser(form.login.trim(), form.email.trim(), form.fullName, form.roleId),
     onSuccess: (saved) => {
-      void queryClient.invalidateQueries({ queryKey: keys.users });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.users.all });
       notifications.show({
         color: 'green',
         title: user ? 'User saved' : 'User created',
@@ -70,13 +70,13 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
 export function UsersPage() {
   const client = useClient();
   const { can, user: self } = useSession();
-  const users = useQuery({ queryKey: keys.users, queryFn: () => client.getUsers({ all: true, sortBy: { login: 1 } }) });
+  const users = useUsers({ all: true, sortBy: { login: 1 } });
   const roles = useAllRoles();
   const roleName = useMemo(() => new Map((roles.data?.items ?? []).map((r) => [r.id, r.data.name])), [roles.data]);
   const dialog = useEditDialog<User>();
   const remove = useConfirmedAction({
     action: (u: User) => client.deleteUser(u.id),
-    queryKey: keys.users,
+    queryKey: queryKeys.users.all,
     doneTitle: 'User deleted',
     name: (u) => u.data.login,
   });

@@ -1,9 +1,9 @@
 import type { CephReport, ClusterStatus, ClusterStatusPoint, HealthCheck } from '@carapace/models';
 import { Alert, Anchor, Badge, Group, Progress, SimpleGrid, Skeleton, Stack, Table, Text } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useClusterStatus, useClusterStatusHistory } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatAgo, formatBytes, formatTime } from '../../components/format.ts';
 import { HealthBadge, healthColor } from '../../components/HealthBadge.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
@@ -325,17 +325,8 @@ function Summary({ status, name }: { status: ClusterStatus; name: string }) {
 
 /** The status tab of a cluster page: health and its checks, daemons by host, capacity with its 24-hour chart, pools, IO. */
 export function ClusterStatusPanel({ clusterId, name }: { clusterId: string; name: string }) {
-  const client = useClient();
-  const status = useQuery({
-    queryKey: ['clusters', clusterId, 'status'],
-    queryFn: ({ signal }) => client.getClusterStatus(clusterId, { signal }),
-    refetchInterval: REFRESH_MS,
-  });
-  const history = useQuery({
-    queryKey: ['clusters', clusterId, 'status', 'history'],
-    queryFn: ({ signal }) => client.getClusterStatusHistory(clusterId, 24, { signal }),
-    refetchInterval: 60_000,
-  });
+  const status = useClusterStatus(clusterId, { refetchInterval: REFRESH_MS });
+  const history = useClusterStatusHistory(clusterId, 24, { refetchInterval: 60_000 });
   if (status.error) return <ErrorNotice error={status.error} onRetry={() => void status.refetch()} />;
   if (!status.data) return <Skeleton h={160} />;
   const s = status.data;

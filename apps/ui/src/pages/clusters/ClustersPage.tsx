@@ -1,10 +1,11 @@
 import type { Cluster } from '@carapace/models';
 import { Anchor, Badge, Button, Center, Group, Pagination, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useClusters } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { escapeRegexp, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { pageCount, usePagedSearch } from '../../components/paging.tsx';
@@ -14,7 +15,6 @@ const PER_PAGE = 25;
 
 /** The clusters: search, create, rename, delete (each as the role allows). */
 export default function ClustersPage() {
-  const client = useClient();
   const { can } = useSession();
   const navigate = useNavigate();
   const { page, setPage, search, setSearch, debounced } = usePagedSearch();
@@ -22,11 +22,7 @@ export default function ClustersPage() {
   const [renaming, setRenaming] = useState<Cluster | null>(null);
   const [deleting, setDeleting] = useState<Cluster | null>(null);
   const filter = debounced ? { name: { regexp: `(?i)${escapeRegexp(debounced)}` } } : {};
-  const clusters = useQuery({
-    queryKey: ['clusters', 'list', { filter, page }],
-    queryFn: ({ signal }) => client.getClusters({ filter, sortBy: { name: 1 }, page, perPage: PER_PAGE }, { signal }),
-    placeholderData: keepPreviousData,
-  });
+  const clusters = useClusters({ filter, sortBy: { name: 1 }, page, perPage: PER_PAGE }, { placeholderData: keepPreviousData });
   const pages = pageCount(clusters.data?.total ?? 0, PER_PAGE);
   const editable = can('edit_cluster') || can('delete_cluster');
 

@@ -4,8 +4,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useAllClusters, useAllServers, usePlaybooks } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { keys, useAllClusters, useAllServers, usePlaybooks } from '../../components/queries.ts';
 import { playbookDocsHref } from '../../layout/nav.ts';
 import { HintFields } from './HintFields.tsx';
 import { hintFields, hintValues, initialHintValues, type HintFormValue } from './hintForm.ts';
@@ -56,7 +56,7 @@ export function ConfigurationCreatePage() {
     mutationFn: () =>
       client.createPlaybookConfiguration(name.trim(), clusterId ?? '', playbookId ?? '', [...selected], hintValues(fields, hints)),
     onSuccess: (pc) => {
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
       notifications.show({ color: 'green', title: 'Configuration created', message: pc.data.name });
       void navigate(`/playbook-configurations/${pc.id}`);
     },

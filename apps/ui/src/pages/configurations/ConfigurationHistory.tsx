@@ -1,10 +1,8 @@
 import { Group, Loader, Select, Skeleton, Stack, Text } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient } from '../../api/session.tsx';
+import { useConfigurationVersions } from '../../api/queries.ts';
 import { formatTime } from '../../components/format.ts';
-import { keys } from '../../components/queries.ts';
 import { VersionTable } from '../../components/VersionTable.tsx';
 import { configToText, type ConfigMode } from './configText.ts';
 
@@ -12,11 +10,7 @@ const DiffView = lazy(() => import('../../components/DiffView.tsx'));
 
 /** The versions of a configuration and a diff between two of them. */
 export function ConfigurationHistory({ id, latest, mode }: { id: string; latest: number; mode: ConfigMode }) {
-  const client = useClient();
-  const versions = useQuery({
-    queryKey: [...keys.configurationVersions(id), latest],
-    queryFn: () => client.getPlaybookConfigurationVersions(id, { all: true }),
-  });
+  const versions = useConfigurationVersions(id, latest);
   const items = useMemo(() => versions.data?.items ?? [], [versions.data]);
   const [older, setOlder] = useState<string | null>(null);
   const [newer, setNewer] = useState<string | null>(null);

@@ -1,27 +1,24 @@
 import { Anchor, Badge, Button, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useAllClusters, useConfigurations, usePlaybooks } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { ListTitle } from '../../components/AdminList.tsx';
 import { formatTime } from '../../components/format.ts';
 import { ListFooter, pageCount, usePagedSearch } from '../../components/paging.tsx';
-import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
 import { escapeRegexp } from '../../components/format.ts';
 
 const PER_PAGE = 25;
 
 export function ConfigurationListPage() {
-  const client = useClient();
   const { can } = useSession();
   const { page, setPage, search, setSearch, debounced } = usePagedSearch();
-  const list = useQuery({
-    queryKey: [...keys.configurations, 'list', page, debounced],
-    queryFn: () =>
-      client.getPlaybookConfigurations({ page, perPage: PER_PAGE, ...(debounced ? { filter: { name: { regexp: escapeRegexp(debounced) } } } : {}) }),
-    placeholderData: keepPreviousData,
-  });
+  const list = useConfigurations(
+    { page, perPage: PER_PAGE, ...(debounced ? { filter: { name: { regexp: escapeRegexp(debounced) } } } : {}) },
+    { placeholderData: keepPreviousData },
+  );
   const playbooks = usePlaybooks();
   const clusters = useAllClusters();
   const playbookName = useMemo(() => new Map((playbooks.data?.items ?? []).map((p) => [p.id, p.name])), [playbooks.data]);

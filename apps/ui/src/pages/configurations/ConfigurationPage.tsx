@@ -2,15 +2,15 @@ import { ServiceApiError } from '@carapace/client';
 import type { PlaybookConfigurationModel } from '@carapace/models';
 import { Alert, Anchor, Badge, Button, Code, Group, Loader, SegmentedControl, Skeleton, Stack, Tabs, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
+import { queryKeys, useAllClusters, useConfiguration, usePlaybooks } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import type { EditorProblem } from '../../components/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { formatTime } from '../../components/format.ts';
-import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
 import { playbookDocsHref } from '../../layout/nav.ts';
 import { configToText, errorPath, locatePath, parseConfigText, type ConfigMode } from './configText.ts';
 import { ConfigurationHistory } from './ConfigurationHistory.tsx';
@@ -31,7 +31,7 @@ export function ConfigurationPage() {
   const { can, canRun } = useSession();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const query = useQuery({ queryKey: keys.configuration(id), queryFn: () => client.getPlaybookConfiguration(id) });
+  const query = useConfiguration(id);
   const playbooks = usePlaybooks();
   const clusters = useAllClusters();
   const model = query.data;
@@ -83,8 +83,8 @@ export function ConfigurationPage() {
       return client.updatePlaybookConfiguration({ ...model, data: { ...model.data, name: name.trim(), configuration } });
     },
     onSuccess: (saved) => {
-      queryClient.setQueryData(keys.configuration(id), saved);
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
+      queryClient.setQueryData(queryKeys.configurations.detail(id), saved);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
       setDraft((d) => ({ text: configToText(saved.data.configuration, d?.mode ?? 'yaml'), mode: d?.mode ?? 'yaml', fromVersion: saved.version, dirty: false }));
       setName(saved.data.name);
       loadedName.current = saved.data.name;
@@ -130,7 +130,7 @@ export function ConfigurationPage() {
       return client.createExecution(model.id, model.version);
     },
     onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       void navigate(`/executions/${execution.id}`);
     },
     onError: (error) => notifications.show({ color: 'red', title: 'Could not run', message: errorMessage(error) }),
@@ -142,7 +142,7 @@ export function ConfigurationPage() {
       return client.createPreview(model.id, model.version);
     },
     onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       void navigate(`/executions/${execution.id}`);
     },
     onError: (error) => notifications.show({ color: 'red', title: 'Could not preview', message: errorMessage(error) }),
@@ -151,7 +151,7 @@ export function ConfigurationPage() {
   const remove = useMutation({
     mutationFn: () => client.deletePlaybookConfiguration(id),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
       notifications.show({ color: 'green', title: 'Deleted', message: model?.data.name ?? id });
       void navigate('/playbook-configurations');
     },

@@ -1,12 +1,12 @@
 import { Anchor, Chip, Group, SegmentedControl, Skeleton, Stack, Table, Text, Title } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useExecutions } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
 import { ListFooter, pageCount } from '../../components/paging.tsx';
-import { keys } from '../../components/queries.ts';
 import { EXECUTION_STATES, isFinal } from '../../components/runFormat.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
 
@@ -14,7 +14,6 @@ const PER_PAGE = 25;
 
 /** The executions, newest first, filtered by state (kept in the address: `?state=started,failed&page=2`). */
 export function ExecutionListPage() {
-  const client = useClient();
   const { can } = useSession();
   const [params, setParams] = useSearchParams();
   const page = Math.max(1, Number(params.get('page')) || 1);
@@ -22,12 +21,7 @@ export function ExecutionListPage() {
   // Previews are listed apart from real runs (`?kind=previews`).
   const previews = params.get('kind') === 'previews';
 
-  const list = useQuery({
-    queryKey: [...keys.executions, 'list', previews ? 'previews' : 'runs', page, states.join(',')],
-    queryFn: () => {
-      const query = { page, perPage: PER_PAGE, ...(states.length ? { filter: { state: { in: states } } } : {}) };
-      return previews ? client.getPreviews(query) : client.getExecutions(query);
-    },
+  const list = useExecutions({ page, perPage: PER_PAGE, ...(states.length ? { filter: { state: { in: states } } } : {}) }, previews ? 'previews' : 'runs', {
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.items.some((e) => !isFinal(e.data.state)) ? 3000 : 15000),
   });

@@ -5,7 +5,7 @@ import { errorMessage } from '../../api/errors.ts';
 import { useClient } from '../../api/session.tsx';
 import { LogBuffer } from '../../components/logBuffer.ts';
 import { LogView } from '../../components/LogView.tsx';
-import { downloadText } from '../../components/queries.ts';
+import { downloadText } from '../../components/download.ts';
 
 /** How often (ms) the view is told that the log grew while text streams in. */
 const FLUSH_MS = 100;

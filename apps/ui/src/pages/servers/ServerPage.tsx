@@ -1,11 +1,12 @@
 import type { Disk, NetworkInterface, Server } from '@carapace/models';
 import { Anchor, Badge, Breadcrumbs, Card, Code, Group, SimpleGrid, Skeleton, Stack, Table, Tabs, Text, Alert, Pagination } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { serverFacts } from '../../api/servers.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useCluster, useServer, useServerVersions } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatAgo, formatBytes, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { pageCount } from '../../components/paging.tsx';
@@ -150,14 +151,9 @@ function InterfacesTable({ interfaces }: { interfaces: NetworkInterface[] }) {
 }
 
 function VersionHistory({ server }: { server: Server }) {
-  const client = useClient();
   const [page, setPage] = useState(1);
   const perPage = 20;
-  const versions = useQuery({
-    queryKey: ['servers', server.id, 'versions', page],
-    queryFn: ({ signal }) => client.getServerVersions(server.id, { page, perPage }, { signal }),
-    placeholderData: keepPreviousData,
-  });
+  const versions = useServerVersions(server.id, { page, perPage }, { placeholderData: keepPreviousData });
   if (versions.error) return <ErrorNotice error={versions.error} />;
   if (!versions.data) return <Skeleton h={120} />;
   const pages = pageCount(versions.data.total, perPage);
@@ -192,15 +188,10 @@ function VersionHistory({ server }: { server: Server }) {
 /** One server: its place, its facts (disks, interfaces) and its version history. */
 export default function ServerPage() {
   const { id = '' } = useParams();
-  const client = useClient();
   const { can } = useSession();
-  const server = useQuery({ queryKey: ['servers', id], queryFn: ({ signal }) => client.getServer(id, { signal }) });
+  const server = useServer(id);
   const clusterId = server.data?.data.cluster_id ?? null;
-  const cluster = useQuery({
-    queryKey: ['clusters', clusterId],
-    enabled: clusterId !== null && can('view_cluster'),
-    queryFn: ({ signal }) => client.getCluster(clusterId ?? '', { signal }),
-  });
+  const cluster = useCluster(clusterId ?? '', { enabled: clusterId !== null && can('view_cluster') });
 
   const crumbs = (
     <Breadcrumbs mb="xs" aria-label="Breadcrumb">

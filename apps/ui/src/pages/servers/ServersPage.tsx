@@ -1,12 +1,13 @@
 import type { Cluster } from '@carapace/models';
 import { Anchor, Group, Pagination, Select, Table, Text, TextInput, UnstyledButton, Skeleton, Stack, Center } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { SERVER_STATE_NAMES, serverFacts } from '../../api/servers.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useAllClusters, useServers } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { escapeRegexp, formatAgo, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { pageCount } from '../../components/paging.tsx';
@@ -63,7 +64,6 @@ function SortHeader({ label, column, sort, order, onSort }: { label: string; col
  * the address so that Back and links keep them.
  */
 export default function ServersPage() {
-  const client = useClient();
   const { can } = useSession();
   const [params, setParams] = useSearchParams();
   const page = Math.max(1, Number(params.get('page')) || 1);
@@ -102,17 +102,8 @@ export default function ServersPage() {
   }, [debounced]);
 
   const filter = useMemo(() => serverFilter({ search: params.get('q') ?? '', field, state, cluster }), [params, field, state, cluster]);
-  const servers = useQuery({
-    queryKey: ['servers', 'list', { filter, sort, order, page, perPage }],
-    queryFn: ({ signal }) => client.getServers({ filter, sortBy: { [SORTABLE[sort]]: order, ...(sort === 'name' ? {} : { name: 1 }) }, page, perPage }, { signal }),
-    placeholderData: keepPreviousData,
-  });
-  const clusters = useQuery({
-    queryKey: ['clusters', 'all-names'],
-    enabled: can('view_cluster'),
-    queryFn: ({ signal }) => client.getClusters({ all: true, sortBy: { name: 1 } }, { signal }),
-    staleTime: 60_000,
-  });
+  const servers = useServers({ filter, sortBy: { [SORTABLE[sort]]: order, ...(sort === 'name' ? {} : { name: 1 }) }, page, perPage }, { placeholderData: keepPreviousData });
+  const clusters = useAllClusters();
   const clusterNames = useMemo(() => new Map((clusters.data?.items ?? []).map((c: Cluster) => [c.id, c.data.name])), [clusters.data]);
 
   const onSort = (column: SortKey) => {
