@@ -1,13 +1,15 @@
 import type { PermissionGroup, Role } from '@carapace/models';
-import { Badge, Button, Checkbox, Fieldset, Group, SimpleGrid, Skeleton, Stack, Table, TextInput } from '@mantine/core';
+import { Badge, Button, Checkbox, Fieldset, Group, SimpleGrid, Stack, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
-import { queryKeys, useAllRoles, usePermissions } from '../../api/queries.ts';
+import { queryKeys, usePermissions, useRoles } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
+import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 import { countPermissions, groupsOf, groupTitle, selectionOf } from './rolePermissions.ts';
 
 function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[] }) {
@@ -67,10 +69,14 @@ function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opene
   );
 }
 
+/** The page's state in the address: `?page=&per_page=`. */
+const LIST: ListSpec = { pageSizes: PAGE_SIZES };
+
 export function RolesPage() {
   const client = useClient();
   const { can } = useSession();
-  const roles = useAllRoles();
+  const list = useListParams(LIST);
+  const roles = useRoles({ page: list.page, perPage: list.perPage, sortBy: { name: 1 } }, { placeholderData: keepPreviousData });
   const permissions = usePermissions();
   const dialog = useEditDialog<Role>();
   const remove = useConfirmedAction({
@@ -80,6 +86,36 @@ export function RolesPage() {
     name: (r) => r.data.name,
   });
   const known = permissions.data?.items ?? [];
+
+  const columns: Column<Role>[] = [
+    { header: 'Name', cell: (r) => r.data.name },
+    {
+      header: 'Permissions',
+      cell: (r) => (
+        <Group gap={4}>
+          {r.data.permissions.map((g) => (
+            <Badge key={g.name} variant="light" tt="none">
+              {g.name}: {g.permissions.length}
+            </Badge>
+          ))}
+          {countPermissions(r.data.permissions) === 0 ? (
+            <Badge color="gray" variant="outline" tt="none">
+              none
+            </Badge>
+          ) : null}
+        </Group>
+      ),
+    },
+    {
+      header: 'Actions',
+      cell: (r) => (
+        <Group gap={4} wrap="nowrap">
+          {can('edit_role') ? <RowAction tooltip="Edit" label={`Edit role ${r.data.name}`} icon="✎" disabled={!permissions.data} onClick={() => dialog.open(r)} /> : null}
+          {can('delete_role') ? <RowAction tooltip="Delete" label={`Delete role ${r.data.name}`} icon="✕" danger onClick={() => remove.ask(r)} /> : null}
+        </Group>
+      ),
+    },
+  ];
 
   return (
     <Stack gap="md">
@@ -93,47 +129,18 @@ export function RolesPage() {
           ) : null
         }
       />
-      <ErrorNotice error={roles.error ?? permissions.error} onRetry={() => void roles.refetch()} />
-      {roles.isPending ? (
-        <Skeleton height={200} />
-      ) : roles.data ? (
-        <Table.ScrollContainer minWidth={560}>
-          <Table striped highlightOnHover aria-label="Roles">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Permissions</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {roles.data.items.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td>{r.data.name}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4}>
-                      {r.data.permissions.map((g) => (
-                        <Badge key={g.name} variant="light" tt="none">
-                          {g.name}: {g.permissions.length}
-                        </Badge>
-                      ))}
-                      {countPermissions(r.data.permissions) === 0 ? <Badge color="gray" variant="outline" tt="none">none</Badge> : null}
-                    </Group>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      {can('edit_role') ? (
-                        <RowAction tooltip="Edit" label={`Edit role ${r.data.name}`} icon="✎" disabled={!permissions.data} onClick={() => dialog.open(r)} />
-                      ) : null}
-                      {can('delete_role') ? <RowAction tooltip="Delete" label={`Delete role ${r.data.name}`} icon="✕" danger onClick={() => remove.ask(r)} /> : null}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
+      <ErrorNotice error={permissions.error} onRetry={() => void permissions.refetch()} />
+      <div>
+        <DataTable
+          label="Roles"
+          columns={columns}
+          query={roles}
+          rowKey={(r) => r.id}
+          minWidth={560}
+          empty="No role."
+          paging={{ page: list.page, perPage: list.perPage, noun: 'roles', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        />
+      </div>
       <RoleDialog role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />
       <ConfirmDialog
         {...remove.dialog}

@@ -1,12 +1,12 @@
 import type { Runner } from '@carapace/models';
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Stack, Textarea, TextInput } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ErrorNotice } from '../../api/errors.ts';
 import { queryKeys, useRunners } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
 import { formatAgo } from '../../components/format.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { parseLabels, RUNNER_NAME } from './labels.ts';
@@ -100,64 +100,37 @@ export function RunnersPage() {
     name: (r) => r.name,
   });
 
+  const columns: Column<Runner>[] = [
+    { header: 'Name', cell: (r) => r.name },
+    { header: 'State', cell: (r) => <StateBadge kind="runner" state={r.state} /> },
+    {
+      header: 'Labels',
+      cell: (r) => (
+        <Group gap={4}>
+          {Object.entries(r.labels).map(([k, v]) => (
+            <Badge key={k} variant="outline" tt="none" size="sm">
+              {k}={v}
+            </Badge>
+          ))}
+        </Group>
+      ),
+    },
+    { header: 'Slots (free)', cell: (r) => `${r.slots} (${r.free_slots})` },
+    { header: 'Last heartbeat', cell: (r) => formatAgo(r.last_heartbeat) },
+    { header: 'Address', cell: (r) => r.peer ?? '—' },
+    { header: 'Version', cell: (r) => r.version ?? '—' },
+    {
+      header: 'Actions',
+      cell: (r) => (can('delete_runner') ? <RowAction tooltip="Revoke its token" label={`Revoke runner ${r.name}`} icon="✕" danger onClick={() => revoke.ask(r)} /> : null),
+    },
+  ];
+
   return (
     <Stack gap="md">
       <ListTitle title="Runners" action={can('create_runner') ? <Button onClick={() => setCreating(true)}>New runner</Button> : null} />
-      <ErrorNotice error={runners.error} onRetry={() => void runners.refetch()} />
-      {runners.isPending ? (
-        <Skeleton height={160} />
-      ) : runners.data ? (
-        runners.data.items.length === 0 ? (
-          <Text c="dimmed">No runner yet.</Text>
-        ) : (
-          <Table.ScrollContainer minWidth={800}>
-            <Table striped aria-label="Runners">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>State</Table.Th>
-                  <Table.Th>Labels</Table.Th>
-                  <Table.Th>Slots (free)</Table.Th>
-                  <Table.Th>Last heartbeat</Table.Th>
-                  <Table.Th>Address</Table.Th>
-                  <Table.Th>Version</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {runners.data.items.map((r) => (
-                  <Table.Tr key={r.name}>
-                    <Table.Td>{r.name}</Table.Td>
-                    <Table.Td>
-                      <StateBadge kind="runner" state={r.state} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={4}>
-                        {Object.entries(r.labels).map(([k, v]) => (
-                          <Badge key={k} variant="outline" tt="none" size="sm">
-                            {k}={v}
-                          </Badge>
-                        ))}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>
-                      {r.slots} ({r.free_slots})
-                    </Table.Td>
-                    <Table.Td>{formatAgo(r.last_heartbeat)}</Table.Td>
-                    <Table.Td>{r.peer ?? '—'}</Table.Td>
-                    <Table.Td>{r.version ?? '—'}</Table.Td>
-                    <Table.Td>
-                      {can('delete_runner') ? (
-                        <RowAction tooltip="Revoke its token" label={`Revoke runner ${r.name}`} icon="✕" danger onClick={() => revoke.ask(r)} />
-                      ) : null}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )
-      ) : null}
+      <div>
+        <DataTable label="Runners" columns={columns} query={runners} rowKey={(r) => r.name} minWidth={800} empty="No runner yet." />
+      </div>
       <NewRunnerDialog
         opened={creating}
         onClose={() => setCreating(false)}

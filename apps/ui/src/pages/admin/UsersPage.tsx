@@ -1,13 +1,14 @@
 import type { User } from '@carapace/models';
-import { Button, Group, Select, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { ErrorNotice } from '../../api/errors.ts';
 import { queryKeys, useAllRoles, useUsers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
+import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 
 interface UserForm {
   login: string;
@@ -67,10 +68,14 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
   );
 }
 
+/** The page's state in the address: `?page=&per_page=`. */
+const LIST: ListSpec = { pageSizes: PAGE_SIZES };
+
 export function UsersPage() {
   const client = useClient();
   const { can, user: self } = useSession();
-  const users = useUsers({ all: true, sortBy: { login: 1 } });
+  const list = useListParams(LIST);
+  const users = useUsers({ page: list.page, perPage: list.perPage, sortBy: { login: 1 } }, { placeholderData: keepPreviousData });
   const roles = useAllRoles();
   const roleName = useMemo(() => new Map((roles.data?.items ?? []).map((r) => [r.id, r.data.name])), [roles.data]);
   const dialog = useEditDialog<User>();
@@ -81,45 +86,46 @@ export function UsersPage() {
     name: (u) => u.data.login,
   });
 
+  const columns: Column<User>[] = [
+    { header: 'Login', cell: (u) => u.data.login },
+    { header: 'Full name', cell: (u) => u.data.full_name || '—' },
+    { header: 'Email', cell: (u) => u.data.email },
+    {
+      header: 'Role',
+      cell: (u) =>
+        u.data.role_id ? (
+          (roleName.get(u.data.role_id) ?? u.data.role_id.slice(0, 8))
+        ) : (
+          <Text c="dimmed" size="sm">
+            none
+          </Text>
+        ),
+    },
+    {
+      header: 'Actions',
+      cell: (u) => (
+        <Group gap={4} wrap="nowrap">
+          {can('edit_user') ? <RowAction tooltip="Edit" label={`Edit user ${u.data.login}`} icon="✎" onClick={() => dialog.open(u)} /> : null}
+          {can('delete_user') && u.id !== self.id ? <RowAction tooltip="Delete" label={`Delete user ${u.data.login}`} icon="✕" danger onClick={() => remove.ask(u)} /> : null}
+        </Group>
+      ),
+    },
+  ];
+
   return (
     <Stack gap="md">
       <ListTitle title="Users" action={can('create_user') ? <Button onClick={() => dialog.open(null)}>New user</Button> : null} />
-      <ErrorNotice error={users.error} onRetry={() => void users.refetch()} />
-      {users.isPending ? (
-        <Skeleton height={200} />
-      ) : users.data ? (
-        <Table.ScrollContainer minWidth={640}>
-          <Table striped highlightOnHover aria-label="Users">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Login</Table.Th>
-                <Table.Th>Full name</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {users.data.items.map((u) => (
-                <Table.Tr key={u.id}>
-                  <Table.Td>{u.data.login}</Table.Td>
-                  <Table.Td>{u.data.full_name || '—'}</Table.Td>
-                  <Table.Td>{u.data.email}</Table.Td>
-                  <Table.Td>{u.data.role_id ? (roleName.get(u.data.role_id) ?? u.data.role_id.slice(0, 8)) : <Text c="dimmed" size="sm">none</Text>}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      {can('edit_user') ? <RowAction tooltip="Edit" label={`Edit user ${u.data.login}`} icon="✎" onClick={() => dialog.open(u)} /> : null}
-                      {can('delete_user') && u.id !== self.id ? (
-                        <RowAction tooltip="Delete" label={`Delete user ${u.data.login}`} icon="✕" danger onClick={() => remove.ask(u)} />
-                      ) : null}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
+      <div>
+        <DataTable
+          label="Users"
+          columns={columns}
+          query={users}
+          rowKey={(u) => u.id}
+          minWidth={640}
+          empty="No user."
+          paging={{ page: list.page, perPage: list.perPage, noun: 'users', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        />
+      </div>
       <UserDialog user={dialog.item} opened={dialog.opened} onClose={dialog.close} />
       <ConfirmDialog
         {...remove.dialog}
