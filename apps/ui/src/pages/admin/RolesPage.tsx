@@ -6,21 +6,27 @@ import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
 import { queryKeys, usePermissions, useRoles } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction, useEditDialog } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
 import { DataTable, type Column } from '../../components/DataTable.tsx';
 import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 import { countPermissions, groupsOf, groupTitle, selectionOf } from './rolePermissions.ts';
 
-function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[] }) {
+/** Creates a role, or edits `role`. */
+function RoleDialog({ role, opened, onClose, known, formKey }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[]; formKey: number }) {
+  return (
+    <FormModal opened={opened} onClose={onClose} title={role ? `Edit role ${role.data.name}` : 'New role'} size="xl">
+      <RoleFormFields key={formKey} role={role} onClose={onClose} known={known} />
+    </FormModal>
+  );
+}
+
+function RoleFormFields({ role, onClose, known }: { role: Role | null; onClose: () => void; known: readonly PermissionGroup[] }) {
   const client = useClient();
   const queryClient = useQueryClient();
-  const [name, setName] = useState('');
-  const [selection, setSelection] = useState<Record<string, string[]>>({});
-  useOnOpen(opened, () => {
-    setName(role?.data.name ?? '');
-    setSelection(selectionOf(role?.data.permissions ?? []));
-  });
+  // Mounted at each opening (keyed by it): the form starts from the role as it is now.
+  const [name, setName] = useState(() => role?.data.name ?? '');
+  const [selection, setSelection] = useState<Record<string, string[]>>(() => selectionOf(role?.data.permissions ?? []));
   const save = useMutation({
     mutationFn: () => {
       const permissions = groupsOf(selection, known);
@@ -34,12 +40,9 @@ function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opene
     },
   });
   return (
-    <FormModal
-      opened={opened}
+    <ModalForm
       onClose={onClose}
-      title={role ? `Edit role ${role.data.name}` : 'New role'}
       formLabel={role ? 'Edit role' : 'New role'}
-      size="xl"
       onSubmit={() => save.mutate()}
       error={save.error}
       pending={save.isPending}
@@ -65,7 +68,7 @@ function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opene
           </Checkbox.Group>
         </Fieldset>
       ))}
-    </FormModal>
+    </ModalForm>
   );
 }
 
@@ -141,7 +144,7 @@ export function RolesPage() {
           paging={{ page: list.page, perPage: list.perPage, noun: 'roles', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
         />
       </div>
-      <RoleDialog role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />
+      <RoleDialog formKey={dialog.key} role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />
       <ConfirmDialog
         {...remove.dialog}
         title="Delete this role?"

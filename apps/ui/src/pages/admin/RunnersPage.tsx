@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { queryKeys, useRunners } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
 import { DataTable, type Column } from '../../components/DataTable.tsx';
 import { formatAgo } from '../../components/format.ts';
@@ -31,29 +31,29 @@ function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onCl
     },
   });
   return (
-    <FormModal
-      opened={opened}
-      onClose={onClose}
-      title="New runner"
-      formLabel="New runner"
-      onSubmit={() => {
-        setTouched(true);
-        if (!nameError && 'labels' in parsed) create.mutate();
-      }}
-      error={create.error}
-      pending={create.isPending}
-      submitLabel="Create runner"
-    >
-      <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
-      <Textarea
-        label="Labels"
-        description="One key=value a line, e.g. site=lab"
-        autosize
-        minRows={2}
-        value={labels}
-        onChange={(e) => setLabels(e.currentTarget.value)}
-        error={'error' in parsed ? parsed.error : null}
-      />
+    <FormModal opened={opened} onClose={onClose} title="New runner">
+      <ModalForm
+        onClose={onClose}
+        formLabel="New runner"
+        onSubmit={() => {
+          setTouched(true);
+          if (!nameError && 'labels' in parsed) create.mutate();
+        }}
+        error={create.error}
+        pending={create.isPending}
+        submitLabel="Create runner"
+      >
+        <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
+        <Textarea
+          label="Labels"
+          description="One key=value a line, e.g. site=lab"
+          autosize
+          minRows={2}
+          value={labels}
+          onChange={(e) => setLabels(e.currentTarget.value)}
+          error={'error' in parsed ? parsed.error : null}
+        />
+      </ModalForm>
     </FormModal>
   );
 }

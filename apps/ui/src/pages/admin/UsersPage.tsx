@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-q
 import { useMemo, useState } from 'react';
 import { queryKeys, useAllRoles, useUsers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction, useEditDialog } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
 import { DataTable, type Column } from '../../components/DataTable.tsx';
 import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
@@ -17,13 +17,22 @@ interface UserForm {
   roleId: string | null;
 }
 
-function UserDialog({ user, opened, onClose }: { user: User | null; opened: boolean; onClose: () => void }) {
+/** Creates a user, or edits `user`. */
+function UserDialog({ user, opened, onClose, formKey }: { user: User | null; opened: boolean; onClose: () => void; formKey: number }) {
+  return (
+    <FormModal opened={opened} onClose={onClose} title={user ? `Edit user ${user.data.login}` : 'New user'}>
+      <UserFormFields key={formKey} user={user} opened={opened} onClose={onClose} />
+    </FormModal>
+  );
+}
+
+function UserFormFields({ user, opened, onClose }: { user: User | null; opened: boolean; onClose: () => void }) {
   const client = useClient();
   const queryClient = useQueryClient();
   const roles = useAllRoles(opened);
-  const [form, setForm] = useState<UserForm>({ login: '', email: '', fullName: '', roleId: null });
-  useOnOpen(opened, () =>
-    setForm(user ? { login: user.data.login, email: user.data.email, fullName: user.data.full_name, roleId: user.data.role_id } : { login: '', email: '', fullName: '', roleId: null }),
+  // Mounted at each opening (keyed by it): the form starts from the user as it is now.
+  const [form, setForm] = useState<UserForm>(() =>
+    user ? { login: user.data.login, email: user.data.email, fullName: user.data.full_name, roleId: user.data.role_id } : { login: '', email: '', fullName: '', roleId: null },
   );
   const save = useMutation({
     mutationFn: () =>
@@ -42,10 +51,8 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
     },
   });
   return (
-    <FormModal
-      opened={opened}
+    <ModalForm
       onClose={onClose}
-      title={user ? `Edit user ${user.data.login}` : 'New user'}
       formLabel={user ? 'Edit user' : 'New user'}
       onSubmit={() => save.mutate()}
       error={save.error ?? roles.error}
@@ -64,7 +71,7 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
         clearable
         disabled={!roles.data}
       />
-    </FormModal>
+    </ModalForm>
   );
 }
 
@@ -126,7 +133,7 @@ export function UsersPage() {
           paging={{ page: list.page, perPage: list.perPage, noun: 'users', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
         />
       </div>
-      <UserDialog user={dialog.item} opened={dialog.opened} onClose={dialog.close} />
+      <UserDialog formKey={dialog.key} user={dialog.item} opened={dialog.opened} onClose={dialog.close} />
       <ConfirmDialog
         {...remove.dialog}
         title="Delete this user?"
