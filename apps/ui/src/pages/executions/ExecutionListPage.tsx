@@ -9,6 +9,7 @@ import { formatDuration, formatTime } from '../../components/format.ts';
 import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 import { EXECUTION_STATES, isFinal } from '../../components/runFormat.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
+import { useNow } from '../../components/useNow.ts';
 
 /** The page's state in the address: `?kind=previews&state=started,failed&page=2&per_page=`. */
 const LIST: ListSpec<'kind' | 'state'> = { filters: ['kind', 'state'], pageSizes: PAGE_SIZES };
@@ -29,6 +30,9 @@ export function ExecutionListPage() {
       refetchInterval: (q) => (q.state.data?.items.some((e) => !isFinal(e.data.state)) ? 3000 : 15000),
     },
   );
+
+  // The durations of running executions grow each second.
+  const now = useNow(executions.data?.items.some((e) => !isFinal(e.data.state)) ? 1000 : null);
 
   const columns: Column<Execution>[] = [
     {
@@ -58,7 +62,7 @@ export function ExecutionListPage() {
     {
       header: 'Duration',
       cell: (e) => {
-        const end = e.data.time_finished ?? (e.data.time_started ? Date.now() / 1000 : null);
+        const end = e.data.time_finished ?? (e.data.time_started ? now : null);
         return e.data.time_started && end ? formatDuration(end - e.data.time_started) : '—';
       },
     },

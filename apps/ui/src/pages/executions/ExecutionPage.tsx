@@ -1,13 +1,14 @@
 import { Anchor, Badge, Button, Card, Group, Modal, SimpleGrid, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useMemo, useState, type ReactNode } from 'react';
+import { useCallback, useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
 import { queryKeys, useExecution, useExecutionSteps, useServers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
 import { isCancelable, isFinal } from '../../components/runFormat.ts';
+import { useNow } from '../../components/useNow.ts';
 import { ExecutionLog } from './ExecutionLog.tsx';
 import { PreviewResult } from './PreviewResult.tsx';
 import { StepsTable } from './StepsTable.tsx';
@@ -87,12 +88,10 @@ export function ExecutionPage() {
     void queryClient.invalidateQueries({ queryKey: queryKeys.executions.detail(id) });
   }, [queryClient, id]);
 
-  const duration = useMemo(() => {
-    const d = execution.data?.data;
-    if (!d?.time_started) return null;
-    return (d.time_finished ?? Date.now() / 1000) - d.time_started;
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [execution.data, execution.dataUpdatedAt]);
+  // A running execution's duration grows each second.
+  const now = useNow(running ? 1000 : null);
+  const started = execution.data?.data.time_started;
+  const duration = started ? (execution.data?.data.time_finished ?? now) - started : null;
 
   if (execution.isPending) return <Skeleton height={320} />;
   if (execution.error || !execution.data) return <ErrorNotice error={execution.error} onRetry={() => void execution.refetch()} />;
