@@ -73,11 +73,14 @@ export default tseslint.config(
     },
   },
   {
-    // The web UI: the rules of hooks, and effects that name what they read.
+    // The web UI: eslint-plugin-react-hooks' recommended rules (the rules of hooks, and
+    // React Compiler's checks: no ref read or written during render, no setState in an
+    // effect's body or unconditionally in render, pure renders, ...), and effects that name
+    // what they read.
     files: ['apps/ui/**/*.{ts,tsx}'],
-    plugins: { 'react-hooks': reactHooks },
+    ...reactHooks.configs.flat.recommended,
     rules: {
-      'react-hooks/rules-of-hooks': 'error',
+      ...reactHooks.configs.flat.recommended.rules,
       'react-hooks/exhaustive-deps': 'error',
     },
   },

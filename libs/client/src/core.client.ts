@@ -1,7 +1,7 @@
 import type { Info, Token } from '@carapace/models';
 import { noAuth, TokenAuth, type AuthProvider } from './auth.js';
 import { NotLoggedInError, ServiceApiError } from './errors.js';
-import { closeDispatcher, createDispatcher, needsDispatcher, type TlsSettings } from './tls.js';
+import { closeDispatcher, createDispatcher, needsDispatcher, type TlsSettings } from '#tls';
 import { Transport, type CallSpec, type QueryValue, type RequestOptions } from './transport.js';
 import { listQuery, type ClientOptions, type IterParams, type ListParams, type Message, type Page } from './types.js';
 

@@ -1,9 +1,11 @@
 // @vitest-environment happy-dom
 import '../test/setup.ts';
 import { fireEvent, screen, waitFor } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import type { Client } from '@carapace/client';
+import { QueryClient } from '@tanstack/react-query';
+import { describe, expect, it, vi } from 'vitest';
 import { apiError, json, makeRole, makeUser, mockFetch, page, renderApp, selfHandler, storeSession } from '../test/harness.tsx';
-import { readStoredSession, safeNext, signInPath, TOKEN_KEY } from './session.tsx';
+import { readStoredSession, safeNext, SessionStore, signInPath, TOKEN_KEY, type StoredSession } from './session.tsx';
 
 const where = (router: ReturnType<typeof renderApp>['router']) => `${router.state.location.pathname}${router.state.location.search}`;
 
@@ -115,5 +117,78 @@ describe('password reset', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Send reset link' }));
     await screen.findByText('Check your e-mail');
     expect(JSON.parse(calls[0]?.init.body as string)).toEqual({ login: 'bob' });
+  });
+});
+
+describe('the session store', () => {
+  const respond = (status: number, headers: Record<string, string> = {}) => {
+    globalThis.fetch = () => Promise.resolve(new Response('{}', { status, headers }));
+  };
+  const call = (store: SessionStore, token: string, path = '/v1/server/', method = 'GET') =>
+    store.fetch(`http://localhost${path}`, { method, headers: { authorization: token } });
+
+  it('ends the session on a 401 to its own token only, once', async () => {
+    storeSession('tok-1');
+    const store = new SessionStore(new QueryClient());
+    const reasons: string[] = [];
+    store.onExpired((reason) => reasons.push(reason));
+    const before = store.getSnapshot();
+    respond(401);
+    await call(store, 'tok-other');
+    await call(store, 'tok-1', '/v1/auth/', 'POST');
+    expect(store.getSnapshot()).toBe(before);
+    await call(store, 'tok-1');
+    await call(store, 'tok-1');
+    expect(store.getSnapshot()).toEqual({ stored: null, signedOutByChoice: false });
+    expect(reasons).toEqual(['Your session has expired or was revoked: sign in again.']);
+    expect(window.localStorage.getItem(TOKEN_KEY)).toBeNull();
+  });
+
+  it('signs out: a 401 meanwhile ends no session of its own', async () => {
+    storeSession('tok-1');
+    const store = new SessionStore(new QueryClient());
+    const reasons: string[] = [];
+    store.onExpired((reason) => reasons.push(reason));
+    respond(401);
+    const client = { logout: () => call(store, 'tok-1').then(() => ({})) } as unknown as Client;
+    await store.signOut(client);
+    expect(reasons).toEqual([]);
+    expect(store.getSnapshot()).toEqual({ stored: null, signedOutByChoice: true });
+    expect(window.localStorage.getItem(TOKEN_KEY)).toBeNull();
+  });
+
+  it('keeps a later expiry the server gives without a new snapshot', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    storeSession('tok-1', 'alice', now + 60);
+    const store = new SessionStore(new QueryClient());
+    const before = store.getSnapshot();
+    respond(200, { 'x-token-expires': String(now + 600) });
+    await call(store, 'tok-1');
+    expect(store.getSnapshot()).toBe(before);
+    expect(readStoredSession()?.expiresAt).toBe(now + 600);
+    respond(200, { 'x-token-expires': String(now + 300) });
+    await call(store, 'tok-1');
+    expect(readStoredSession()?.expiresAt).toBe(now + 600);
+  });
+
+  it('ends the session at its expiry, later when it was extended', () => {
+    vi.useFakeTimers();
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      storeSession('tok-1', 'alice', now + 10);
+      const store = new SessionStore(new QueryClient());
+      const reasons: string[] = [];
+      store.onExpired((reason) => reasons.push(reason));
+      const stop = store.watchExpiry(store.getSnapshot().stored as StoredSession);
+      storeSession('tok-1', 'alice', now + 20);
+      vi.advanceTimersByTime(10_000);
+      expect(reasons).toEqual([]);
+      vi.setSystemTime(Date.now() + 10_000);
+      vi.advanceTimersByTime(10_000);
+      expect(reasons).toEqual(['Your session has expired: sign in again.']);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

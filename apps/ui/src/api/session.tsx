@@ -1,22 +1,18 @@
-import { Client, ServiceApiError, type FetchFunction } from '@carapace/client';
-import type { ApiPermission, Role, User } from '@carapace/models';
+import { Client, type FetchFunction } from '@carapace/client';
+import type { Role, User } from '@carapace/models';
 import { Center, Loader, Stack } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useEffectEvent, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { ErrorNotice } from './errors.ts';
+import { useSessionSelfQuery } from './queries.ts';
+import { SessionContext, SessionStateContext, useSessionState, type Session, type SessionState, type StoredSession } from './sessionContext.ts';
+
+export { useClient, useSession, type Session, type StoredSession } from './sessionContext.ts';
 
 /** The `localStorage` key of the stored session. */
 export const TOKEN_KEY = 'carapace.token';
-
-/** What the browser keeps of a session: the token, its expiry and the login it belongs to. Never a password. */
-export interface StoredSession {
-  token: string;
-  /** Unix seconds. */
-  expiresAt: number;
-  login: string;
-}
 
 /** Reads the stored session, or null when there is none, it is malformed, or it has expired. */
 export function readStoredSession(now = Date.now()): StoredSession | null {
@@ -65,35 +61,6 @@ export function signInPath(path: string): string {
   return next === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(next)}`;
 }
 
-interface SessionState {
-  /** The stored session, or null when signed out. */
-  stored: StoredSession | null;
-  /** The client: with the session's token when signed in; without one for the calls that need none. */
-  client: Client;
-  /** Signs in with a login and password; the password is used for this one call and not kept. */
-  signIn: (login: string, password: string) => Promise<void>;
-  /** Revokes the token on the server (when it can), forgets the session and goes to the sign-in page. */
-  signOut: () => Promise<void>;
-  /** True once the user signed out by choice: no `next` to come back to. */
-  signedOutByChoice: boolean;
-}
-
-const SessionStateContext = createContext<SessionState | null>(null);
-
-/** The authenticated user's view of the session (inside `<RequireAuth>`). */
-export interface Session {
-  user: User;
-  role: Role;
-  /** Whether the user's role holds this api permission. */
-  can: (permission: ApiPermission) => boolean;
-  /** Whether the user's role holds the playbook permission of this playbook id. */
-  canRun: (playbookId: string) => boolean;
-  /** Revokes the token, forgets the session and goes to the sign-in page. */
-  signOut: () => Promise<void>;
-}
-
-const SessionContext = createContext<Session | null>(null);
-
 /** A role with no permission, for users who have none (`GET /v1/role/self/` answers 404). */
 function noRole(user: User): Role {
   return { id: '', model: 'role', version: 1, time_updated: user.time_updated, time_deleted: 0, initiator_id: null, data: { name: '(no role)', permissions: [] } };
@@ -102,6 +69,128 @@ function noRole(user: User): Role {
 function isAuthPath(url: string, init: RequestInit | undefined): boolean {
   // A refused login (wrong password) or a refused logout is no expired session.
   return /\/v1\/auth\/?(\?|$)/.test(url) && (init?.method === 'POST' || init?.method === 'DELETE');
+}
+
+/** What the provider renders from: the stored session, and whether the user signed out by choice. */
+interface SessionSnapshot {
+  stored: StoredSession | null;
+  signedOutByChoice: boolean;
+}
+
+/**
+ * The session outside React, so that the client's `fetch` (which runs outside any render)
+ * reads the token in use now: the stored session, changed by signing in and out, by a 401,
+ * by its expiry and by other tabs, with listeners as `useSyncExternalStore` wants them. An
+ * extended expiry (`x-token-expires`) is written to `localStorage` and read when the expiry
+ * timer fires: it changes no snapshot, so it re-renders nothing.
+ */
+export class SessionStore {
+  private snapshot: SessionSnapshot;
+  private readonly listeners = new Set<() => void>();
+  private readonly expiredListeners = new Set<(reason: string) => void>();
+  /** The token being signed out: answers to it end no session. */
+  private leaving: string | null = null;
+
+  constructor(private readonly queryClient: QueryClient) {
+    this.snapshot = { stored: readStoredSession(), signedOutByChoice: false };
+  }
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getSnapshot = (): SessionSnapshot => this.snapshot;
+
+  private set(snapshot: SessionSnapshot): void {
+    this.snapshot = snapshot;
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Calls `listener` with the reason whenever the session ends without the user asking. */
+  onExpired(listener: (reason: string) => void): () => void {
+    this.expiredListeners.add(listener);
+    return () => this.expiredListeners.delete(listener);
+  }
+
+  /** The client's `fetch`: a 401 to the session's token ends the session; a later expiry the server gives is kept. */
+  readonly fetch: FetchFunction = async (url, init) => {
+    const response = await globalThis.fetch(url, init);
+    const sent = new Headers(init?.headers).get('authorization');
+    const current = this.snapshot.stored;
+    if (!sent || sent !== current?.token || sent === this.leaving) return response;
+    if (response.status === 401 && !isAuthPath(url, init)) {
+      this.expire('Your session has expired or was revoked: sign in again.');
+    } else if (response.ok) {
+      const header = Number(response.headers.get('x-token-expires'));
+      const latest = readStoredSession() ?? current;
+      if (Number.isFinite(header) && header > latest.expiresAt) writeStoredSession({ ...current, expiresAt: header });
+    }
+    return response;
+  };
+
+  /** The session ended without the user asking (401, expiry, another tab signed out). */
+  expire(reason: string): void {
+    if (this.snapshot.stored === null) return;
+    writeStoredSession(null);
+    this.set({ stored: null, signedOutByChoice: false });
+    this.queryClient.clear();
+    for (const listener of this.expiredListeners) listener(reason);
+  }
+
+  /** Keeps a new session (after signing in). */
+  signedIn(session: StoredSession): void {
+    this.queryClient.clear();
+    writeStoredSession(session);
+    this.set({ stored: session, signedOutByChoice: false });
+  }
+
+  /** Revokes the token on the server (when it can) and forgets the session. */
+  async signOut(client: Client): Promise<void> {
+    this.leaving = this.snapshot.stored?.token ?? null;
+    try {
+      await client.logout();
+    } catch {
+      // The token is forgotten here whatever the server says.
+    } finally {
+      this.leaving = null;
+    }
+    writeStoredSession(null);
+    this.set({ stored: null, signedOutByChoice: true });
+    this.queryClient.clear();
+  }
+
+  /** Ends `session` when it expires, even when the page makes no call (later when the server extended it). Returns the stop. */
+  watchExpiry(session: StoredSession): () => void {
+    let timer = 0;
+    const arm = (expiresAt: number) => {
+      const delay = expiresAt * 1000 - Date.now();
+      timer = window.setTimeout(check, Math.max(0, Math.min(delay, 2_000_000_000)));
+    };
+    const check = () => {
+      const latest = readStoredSession();
+      if (!latest || latest.token !== session.token) this.expire('Your session has expired: sign in again.');
+      else arm(latest.expiresAt);
+    };
+    arm(session.expiresAt);
+    return () => window.clearTimeout(timer);
+  }
+
+  /** Follows other tabs signing in or out. Returns the stop. */
+  watchOtherTabs(): () => void {
+    const onStorage = (event: StorageEvent) => {
+      if (event.key !== TOKEN_KEY && event.key !== null) return;
+      const latest = readStoredSession();
+      if (latest?.token === this.snapshot.stored?.token) return;
+      if (latest === null) this.expire('You signed out in another window.');
+      else {
+        this.queryClient.clear();
+        this.set({ ...this.snapshot, stored: latest });
+      }
+    };
+    window.addEventListener('storage', onStorage);
+    return () => window.removeEventListener('storage', onStorage);
+  }
 }
 
 /**
@@ -113,113 +202,38 @@ function isAuthPath(url: string, init: RequestInit | undefined): boolean {
 export function SessionProvider({ children }: { children: ReactNode }) {
   const navigate = useNavigate();
   const location = useLocation();
-  const locationRef = useRef(location);
-  locationRef.current = location;
   const queryClient = useQueryClient();
-  const [stored, setStored] = useState<StoredSession | null>(() => readStoredSession());
-  const [signedOutByChoice, setSignedOutByChoice] = useState(false);
-  const storedRef = useRef(stored);
-  storedRef.current = stored;
+  const [store] = useState(() => new SessionStore(queryClient));
+  const { stored, signedOutByChoice } = useSyncExternalStore(store.subscribe, store.getSnapshot);
 
-  const forget = useCallback(() => {
-    writeStoredSession(null);
-    setStored(null);
-    queryClient.clear();
-  }, [queryClient]);
-
-  /** The session ended without the user asking (401, expiry, another tab signed out). */
-  const expire = useCallback(
-    (reason: string) => {
-      if (storedRef.current === null) return;
-      storedRef.current = null;
-      forget();
-      const { pathname, search, hash } = locationRef.current;
-      notifications.show({ id: 'session-expired', color: 'yellow', title: 'Signed out', message: reason });
-      if (!pathname.startsWith('/sign-in')) void navigate(signInPath(`${pathname}${search}${hash}`), { replace: true });
-    },
-    [forget, navigate],
-  );
-  const expireRef = useRef(expire);
-  expireRef.current = expire;
-
-  const fetchFn = useCallback<FetchFunction>(async (url, init) => {
-    const response = await globalThis.fetch(url, init);
-    const sent = new Headers(init?.headers).get('authorization');
-    if (response.status === 401 && sent && !isAuthPath(url, init) && sent === storedRef.current?.token) {
-      expireRef.current('Your session has expired or was revoked: sign in again.');
-    } else if (response.ok && sent && sent === storedRef.current?.token) {
-      const header = Number(response.headers.get('x-token-expires'));
-      const current = storedRef.current;
-      if (current && Number.isFinite(header) && header > current.expiresAt) {
-        const next = { ...current, expiresAt: header };
-        storedRef.current = next;
-        writeStoredSession(next);
-      }
-    }
-    return response;
-  }, []);
+  // An ended session: say so, and go to sign in from where the user is now.
+  const onExpired = useEffectEvent((reason: string) => {
+    const { pathname, search, hash } = location;
+    notifications.show({ id: 'session-expired', color: 'yellow', title: 'Signed out', message: reason });
+    if (!pathname.startsWith('/sign-in')) void navigate(signInPath(`${pathname}${search}${hash}`), { replace: true });
+  });
+  useEffect(() => store.onExpired((reason) => onExpired(reason)), [store]);
+  useEffect(() => (stored ? store.watchExpiry(stored) : undefined), [store, stored]);
+  useEffect(() => store.watchOtherTabs(), [store]);
 
   const client = useMemo(
-    () => new Client({ url: window.location.origin, login: stored?.login ?? '', token: stored?.token ?? null, fetch: fetchFn }),
-    [stored?.login, stored?.token, fetchFn],
+    () => new Client({ url: window.location.origin, login: stored?.login ?? '', token: stored?.token ?? null, fetch: store.fetch }),
+    [stored?.login, stored?.token, store],
   );
-
-  // Expire on time, even when the page makes no call.
-  useEffect(() => {
-    if (!stored) return;
-    const delay = stored.expiresAt * 1000 - Date.now();
-    const timer = window.setTimeout(
-      () => {
-        const latest = readStoredSession();
-        if (!latest || latest.token !== stored.token) expireRef.current('Your session has expired: sign in again.');
-        else if (latest.expiresAt !== stored.expiresAt) setStored(latest);
-      },
-      Math.max(0, Math.min(delay, 2_000_000_000)),
-    );
-    return () => window.clearTimeout(timer);
-  }, [stored]);
-
-  // Another tab signed in or out.
-  useEffect(() => {
-    const onStorage = (event: StorageEvent) => {
-      if (event.key !== TOKEN_KEY && event.key !== null) return;
-      const latest = readStoredSession();
-      if (latest?.token === storedRef.current?.token) return;
-      if (latest === null) expireRef.current('You signed out in another window.');
-      else {
-        queryClient.clear();
-        setStored(latest);
-      }
-    };
-    window.addEventListener('storage', onStorage);
-    return () => window.removeEventListener('storage', onStorage);
-  }, [queryClient]);
 
   const signIn = useCallback(
     async (login: string, password: string) => {
       const once = new Client({ url: window.location.origin, login, password });
       const token = await once.login();
-      const session: StoredSession = { token: token.id, expiresAt: token.data.expires_at, login: token.data.user.data.login };
-      queryClient.clear();
-      writeStoredSession(session);
-      storedRef.current = session;
-      setSignedOutByChoice(false);
-      setStored(session);
+      store.signedIn({ token: token.id, expiresAt: token.data.expires_at, login: token.data.user.data.login });
     },
-    [queryClient],
+    [store],
   );
 
   const signOut = useCallback(async () => {
-    storedRef.current = null;
-    try {
-      await client.logout();
-    } catch {
-      // The token is forgotten here whatever the server says.
-    }
-    setSignedOutByChoice(true);
-    forget();
+    await store.signOut(client);
     await navigate('/sign-in', { replace: true });
-  }, [client, forget, navigate]);
+  }, [store, client, navigate]);
 
   const value = useMemo<SessionState>(
     () => ({ stored, client, signIn, signOut, signedOutByChoice }),
@@ -228,28 +242,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   return <SessionStateContext.Provider value={value}>{children}</SessionStateContext.Provider>;
 }
 
-function useSessionState(): SessionState {
-  const state = useContext(SessionStateContext);
-  if (!state) throw new Error('useClient/useSession must be used inside <SessionProvider>');
-  return state;
-}
-
-/** The application's one API client, with the session's token (none before signing in). */
-export function useClient(): Client {
-  return useSessionState().client;
-}
-
 /** Sign-in helpers for the sign-in page: whether a session exists, and `signIn`. */
 export function useSignIn(): { signedIn: boolean; signIn: (login: string, password: string) => Promise<void> } {
   const { stored, signIn } = useSessionState();
   return { signedIn: stored !== null, signIn };
-}
-
-/** The signed-in user, their role and permissions. Only inside `<RequireAuth>`. */
-export function useSession(): Session {
-  const session = useContext(SessionContext);
-  if (!session) throw new Error('useSession must be used inside <RequireAuth>');
-  return session;
 }
 
 /** Builds the permission checks of a role. */
@@ -264,29 +260,15 @@ export function permissionChecks(role: Role): Pick<Session, 'can' | 'canRun'> {
  * anyone else to `/sign-in?next=<here>`.
  */
 export function RequireAuth({ children }: { children: ReactNode }) {
-  const { stored, client, signOut, signedOutByChoice } = useSessionState();
+  const { stored, signOut, signedOutByChoice } = useSessionState();
   const location = useLocation();
   const token = stored?.token ?? null;
-  const self = useQuery({
-    queryKey: ['session', token],
-    enabled: token !== null,
-    staleTime: 60_000,
-    retry: (count, err) => !(err instanceof ServiceApiError && err.status < 500) && count < 2,
-    queryFn: async ({ signal }) => {
-      const [user, role] = await Promise.all([
-        client.getUserSelf({ signal }),
-        client.getRoleSelf({ signal }).catch((err: unknown) => {
-          if (err instanceof ServiceApiError && err.status === 404) return null;
-          throw err;
-        }),
-      ]);
-      return { user, role: role ?? noRole(user) };
-    },
-  });
-  const session = useMemo<Session | null>(
-    () => (self.data ? { user: self.data.user, role: self.data.role, ...permissionChecks(self.data.role), signOut } : null),
-    [self.data, signOut],
-  );
+  const self = useSessionSelfQuery(token);
+  const session = useMemo<Session | null>(() => {
+    if (!self.data) return null;
+    const role = self.data.role ?? noRole(self.data.user);
+    return { user: self.data.user, role, ...permissionChecks(role), signOut };
+  }, [self.data, signOut]);
 
   if (token === null) {
     return <Navigate to={signedOutByChoice ? '/sign-in' : signInPath(`${location.pathname}${location.search}${location.hash}`)} replace />;

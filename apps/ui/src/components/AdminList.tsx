@@ -37,48 +37,47 @@ export function RowAction({
   );
 }
 
-/** A dialog that creates an item (`open(null)`) or edits one (`open(item)`). */
+/**
+ * A dialog that creates an item (`open(null)`) or edits one (`open(item)`). Give its form
+ * `key={dialog.key}`: each opening mounts the form afresh, so that it starts from the item as
+ * it is then (in useState's initializer), not from what the last opening left.
+ */
 export function useEditDialog<T>() {
-  const [item, setItem] = useState<T | null>(null);
-  const [opened, setOpened] = useState(false);
+  const [state, setState] = useState<{ item: T | null; opened: boolean; key: number }>({ item: null, opened: false, key: 0 });
   return {
-    item,
-    opened,
-    open: (next: T | null) => {
-      setItem(next);
-      setOpened(true);
-    },
-    close: () => setOpened(false),
+    item: state.item,
+    opened: state.opened,
+    key: state.key,
+    open: (item: T | null) => setState((s) => ({ item, opened: true, key: s.key + 1 })),
+    close: () => setState((s) => ({ ...s, opened: false })),
   };
 }
 
-/** Runs `onOpen` (e.g. fills a form) each time `opened` turns true, during the render. */
-export function useOnOpen(opened: boolean, onOpen: () => void): void {
-  const [lastOpened, setLastOpened] = useState(false);
-  if (opened !== lastOpened) {
-    setLastOpened(opened);
-    if (opened) onOpen();
-  }
+/** A dialog holding a {@link ModalForm}. */
+export function FormModal({ opened, onClose, title, size, children }: { opened: boolean; onClose: () => void; title: string; size?: ModalProps['size']; children: ReactNode }) {
+  return (
+    <Modal opened={opened} onClose={onClose} title={title} size={size}>
+      {children}
+    </Modal>
+  );
 }
 
-/** A dialog holding a form (named `formLabel`): its fields, the error, then "Close" and the submit button. */
-export function FormModal({
-  opened,
+/**
+ * The form of a {@link FormModal} (named `formLabel`): its fields, the error, then "Close" and
+ * the submit button. Keep its state in the component that renders it, keyed by
+ * `useEditDialog`'s `key`: each opening starts from the item as it is then.
+ */
+export function ModalForm({
   onClose,
-  title,
   formLabel,
-  size,
   onSubmit,
   error,
   pending,
   submitLabel,
   children,
 }: {
-  opened: boolean;
   onClose: () => void;
-  title: string;
   formLabel: string;
-  size?: ModalProps['size'];
   onSubmit: () => void;
   error: unknown;
   pending: boolean;
@@ -90,21 +89,19 @@ export function FormModal({
     onSubmit();
   };
   return (
-    <Modal opened={opened} onClose={onClose} title={title} size={size}>
-      <form onSubmit={submit} aria-label={formLabel}>
-        <Stack>
-          {children}
-          <ErrorNotice error={error} />
-          <Group justify="end">
-            <Button variant="default" onClick={onClose}>
-              Close
-            </Button>
-            <Button type="submit" loading={pending}>
-              {submitLabel}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <form onSubmit={submit} aria-label={formLabel}>
+      <Stack>
+        {children}
+        <ErrorNotice error={error} />
+        <Group justify="end">
+          <Button variant="default" onClick={onClose}>
+            Close
+          </Button>
+          <Button type="submit" loading={pending}>
+            {submitLabel}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
   );
 }

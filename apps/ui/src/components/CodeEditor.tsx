@@ -10,7 +10,7 @@ import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { Compartment, EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useEffectEvent, useRef, type ReactNode } from 'react';
 
 /** A problem to mark in the text (character offsets). */
 export interface EditorProblem {
@@ -57,8 +57,8 @@ function theme(dark: boolean, height: string) {
 export default function CodeEditor({ value, onChange, mode, problems = [], readOnly = false, label, height = '60vh' }: CodeEditorProps): ReactNode {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
-  const onChangeRef = useRef(onChange);
-  onChangeRef.current = onChange;
+  // The editor's listener calls the latest `onChange` (an effect event: it is called from the editor, set up in the effect below).
+  const changed = useEffectEvent((text: string) => onChange?.(text));
   const compartments = useRef({ lang: new Compartment(), theme: new Compartment(), readOnly: new Compartment(), label: new Compartment() });
   const dark = useComputedColorScheme('light') === 'dark';
 
@@ -77,7 +77,7 @@ export default function CodeEditor({ value, onChange, mode, problems = [], readO
           c.readOnly.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
           c.label.of(EditorView.contentAttributes.of({ 'aria-label': label })),
           EditorView.updateListener.of((update) => {
-            if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
+            if (update.docChanged) changed(update.state.doc.toString());
           }),
         ],
       }),

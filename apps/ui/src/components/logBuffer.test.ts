@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuffer, LogSearch, cleanLine, splitMatches } from './logBuffer.ts';
+import { LogBuffer, NO_SEARCH, cleanLine, searchMore, splitMatches } from './logBuffer.ts';
 
 describe('LogBuffer', () => {
   it('splits chunks into lines, across chunk boundaries', () => {
@@ -34,15 +34,27 @@ describe('LogBuffer', () => {
   });
 });
 
-describe('LogSearch', () => {
-  it('finds matches incrementally, also in a line that grows', () => {
+describe('searchMore', () => {
+  it('finds matches incrementally, also in a line that grows, without changing the last result', () => {
     const buffer = new LogBuffer();
-    const search = new LogSearch();
     buffer.append('alpha\nbeta\nfail');
-    expect(search.update(buffer, 'fail')).toEqual([2]);
+    const first = searchMore(NO_SEARCH, buffer, 'fail');
+    expect(first.matches).toEqual([2]);
     buffer.append('ed\nok\nFAILED again\n');
-    expect(search.update(buffer, 'fail')).toEqual([2, 4]);
-    expect(search.update(buffer, 'ok')).toEqual([3]);
+    const second = searchMore(first, buffer, 'fail');
+    expect(second.matches).toEqual([2, 4]);
+    expect(first.matches).toEqual([2]);
+    expect(searchMore(second, buffer, 'ok').matches).toEqual([3]);
+    expect(searchMore(second, buffer, '')).toBe(NO_SEARCH);
+  });
+
+  it('starts over when the buffer was cleared', () => {
+    const buffer = new LogBuffer();
+    buffer.append('fail\nfail\nfail\n');
+    const before = searchMore(NO_SEARCH, buffer, 'fail');
+    buffer.clear();
+    buffer.append('ok\nfail\nok\nok\n');
+    expect(searchMore(before, buffer, 'fail').matches).toEqual([1]);
   });
 });
 

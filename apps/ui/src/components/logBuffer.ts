@@ -20,6 +20,8 @@ export class LogBuffer {
   private partial = '';
   /** Characters received so far. */
   private received = 0;
+  /** How many times it was cleared: a search made before is of another text. */
+  private clears = 0;
 
   /** Adds a chunk of text as it arrives; returns the number of lines now. */
   append(text: string): number {
@@ -45,6 +47,12 @@ export class LogBuffer {
     this.lines.length = 0;
     this.partial = '';
     this.received = 0;
+    this.clears++;
+  }
+
+  /** Changes each time the buffer is cleared. */
+  get generation(): number {
+    return this.clears;
   }
 
   /** How many lines there are, the unfinished last one included. */
@@ -105,28 +113,30 @@ export function splitMatches(line: string, query: string): { text: string; match
   return parts;
 }
 
-/**
- * Incremental search over a growing {@link LogBuffer}: {@link update} scans only the lines
- * added since the last call (and the last line again, which may have grown).
- */
-export class LogSearch {
-  query = '';
-  matches: number[] = [];
-  private scanned = 0;
+/** The matches of a search in a {@link LogBuffer}, as of the lines scanned so far. Immutable. */
+export interface SearchResult {
+  readonly query: string;
+  /** The indexes of the lines that match, in order. */
+  readonly matches: readonly number[];
+  /** How many lines were scanned. */
+  readonly scanned: number;
+  /** The buffer's generation it was made of. */
+  readonly generation: number;
+}
 
-  /** Sets the query (restarting when it changed) and scans the new lines; returns the matches. */
-  update(buffer: LogBuffer, query: string): number[] {
-    if (query !== this.query) {
-      this.query = query;
-      this.matches = [];
-      this.scanned = 0;
-    }
-    if (!query) return this.matches;
-    // The last scanned line may have been the unfinished one: look at it again.
-    const from = Math.max(0, this.scanned - 1);
-    if (this.matches.length && this.matches[this.matches.length - 1] === from) this.matches.pop();
-    this.matches.push(...buffer.search(query, from));
-    this.scanned = buffer.lineCount;
-    return this.matches;
-  }
+/** No search. */
+export const NO_SEARCH: SearchResult = { query: '', matches: [], scanned: 0, generation: 0 };
+
+/**
+ * The search for `query` in `buffer` as it is now, made from `last` when it searched the same
+ * query: only the lines added since are scanned (and the last one again, which may have
+ * grown). A new query, or a buffer that was cleared, starts over. `last` is not changed.
+ */
+export function searchMore(last: SearchResult, buffer: LogBuffer, query: string): SearchResult {
+  if (!query) return last.query === '' ? last : NO_SEARCH;
+  const start = last.query === query && last.generation === buffer.generation && buffer.lineCount >= last.scanned ? last : { ...NO_SEARCH, query };
+  // The last scanned line may have been the unfinished one: look at it again.
+  const from = Math.max(0, start.scanned - 1);
+  const kept = start.matches.at(-1) === from ? start.matches.slice(0, -1) : start.matches;
+  return { query, matches: [...kept, ...buffer.search(query, from)], scanned: buffer.lineCount, generation: buffer.generation };
 }

@@ -1,9 +1,9 @@
 import { Alert, Button, Code, CopyButton, Group, NumberInput, PasswordInput, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
-import { downloadText, keys } from '../../components/queries.ts';
+import { useRunners } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
+import { downloadText } from '../../components/download.ts';
 
 /** The shortest discovery token the control plane accepts (as the CLI checks). */
 const MIN_TOKEN_LENGTH = 16;
@@ -14,9 +14,8 @@ const MIN_TOKEN_LENGTH = 16;
  * demand). The runner's SSH public key comes from `GET /v1/runner/`.
  */
 export function CloudConfigPage() {
-  const client = useClient();
   const { can } = useSession();
-  const runners = useQuery({ queryKey: keys.runners, queryFn: () => client.getRunners(), enabled: can('view_runner') });
+  const runners = useRunners({ enabled: can('view_runner') });
   const withKeys = (runners.data?.items ?? []).filter((r) => r.ssh_public_key);
   const [url, setUrl] = useState(() => window.location.origin);
   const [token, setToken] = useState('');

@@ -1,43 +1,48 @@
 import type { PermissionGroup, Role } from '@carapace/models';
-import { Badge, Button, Checkbox, Fieldset, Group, SimpleGrid, Skeleton, Stack, Table, TextInput } from '@mantine/core';
+import { Badge, Button, Checkbox, Fieldset, Group, SimpleGrid, Stack, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, usePermissions, useRoles } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction, useEditDialog } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
-import { keys, useAllRoles } from '../../components/queries.ts';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
+import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 import { countPermissions, groupsOf, groupTitle, selectionOf } from './rolePermissions.ts';
 
-function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[] }) {
+/** Creates a role, or edits `role`. */
+function RoleDialog({ role, opened, onClose, known, formKey }: { role: Role | null; opened: boolean; onClose: () => void; known: readonly PermissionGroup[]; formKey: number }) {
+  return (
+    <FormModal opened={opened} onClose={onClose} title={role ? `Edit role ${role.data.name}` : 'New role'} size="xl">
+      <RoleFormFields key={formKey} role={role} onClose={onClose} known={known} />
+    </FormModal>
+  );
+}
+
+function RoleFormFields({ role, onClose, known }: { role: Role | null; onClose: () => void; known: readonly PermissionGroup[] }) {
   const client = useClient();
   const queryClient = useQueryClient();
-  const [name, setName] = useState('');
-  const [selection, setSelection] = useState<Record<string, string[]>>({});
-  useOnOpen(opened, () => {
-    setName(role?.data.name ?? '');
-    setSelection(selectionOf(role?.data.permissions ?? []));
-  });
+  // Mounted at each opening (keyed by it): the form starts from the role as it is now.
+  const [name, setName] = useState(() => role?.data.name ?? '');
+  const [selection, setSelection] = useState<Record<string, string[]>>(() => selectionOf(role?.data.permissions ?? []));
   const save = useMutation({
     mutationFn: () => {
       const permissions = groupsOf(selection, known);
       return role ? client.updateRole({ ...role, data: { ...role.data, name: name.trim(), permissions } }) : client.createRole(name.trim(), permissions);
     },
     onSuccess: (saved) => {
-      void queryClient.invalidateQueries({ queryKey: keys.roles });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.roles.all });
       notifications.show({ color: 'green', title: role ? 'Role saved' : 'Role created', message: saved.data.name });
       save.reset();
       onClose();
     },
   });
   return (
-    <FormModal
-      opened={opened}
+    <ModalForm
       onClose={onClose}
-      title={role ? `Edit role ${role.data.name}` : 'New role'}
       formLabel={role ? 'Edit role' : 'New role'}
-      size="xl"
       onSubmit={() => save.mutate()}
       error={save.error}
       pending={save.isPending}
@@ -63,23 +68,57 @@ function RoleDialog({ role, opened, onClose, known }: { role: Role | null; opene
           </Checkbox.Group>
         </Fieldset>
       ))}
-    </FormModal>
+    </ModalForm>
   );
 }
+
+/** The page's state in the address: `?page=&per_page=`. */
+const LIST: ListSpec = { pageSizes: PAGE_SIZES };
 
 export function RolesPage() {
   const client = useClient();
   const { can } = useSession();
-  const roles = useAllRoles();
-  const permissions = useQuery({ queryKey: keys.permissions, queryFn: () => client.getPermissions(), staleTime: 5 * 60_000 });
+  const list = useListParams(LIST);
+  const roles = useRoles({ page: list.page, perPage: list.perPage, sortBy: { name: 1 } }, { placeholderData: keepPreviousData });
+  const permissions = usePermissions();
   const dialog = useEditDialog<Role>();
   const remove = useConfirmedAction({
     action: (r: Role) => client.deleteRole(r.id),
-    queryKey: keys.roles,
+    queryKey: queryKeys.roles.all,
     doneTitle: 'Role deleted',
     name: (r) => r.data.name,
   });
   const known = permissions.data?.items ?? [];
+
+  const columns: Column<Role>[] = [
+    { header: 'Name', cell: (r) => r.data.name },
+    {
+      header: 'Permissions',
+      cell: (r) => (
+        <Group gap={4}>
+          {r.data.permissions.map((g) => (
+            <Badge key={g.name} variant="light" tt="none">
+              {g.name}: {g.permissions.length}
+            </Badge>
+          ))}
+          {countPermissions(r.data.permissions) === 0 ? (
+            <Badge color="gray" variant="outline" tt="none">
+              none
+            </Badge>
+          ) : null}
+        </Group>
+      ),
+    },
+    {
+      header: 'Actions',
+      cell: (r) => (
+        <Group gap={4} wrap="nowrap">
+          {can('edit_role') ? <RowAction tooltip="Edit" label={`Edit role ${r.data.name}`} icon="✎" disabled={!permissions.data} onClick={() => dialog.open(r)} /> : null}
+          {can('delete_role') ? <RowAction tooltip="Delete" label={`Delete role ${r.data.name}`} icon="✕" danger onClick={() => remove.ask(r)} /> : null}
+        </Group>
+      ),
+    },
+  ];
 
   return (
     <Stack gap="md">
@@ -93,48 +132,19 @@ export function RolesPage() {
           ) : null
         }
       />
-      <ErrorNotice error={roles.error ?? permissions.error} onRetry={() => void roles.refetch()} />
-      {roles.isPending ? (
-        <Skeleton height={200} />
-      ) : roles.data ? (
-        <Table.ScrollContainer minWidth={560}>
-          <Table striped highlightOnHover aria-label="Roles">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Permissions</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {roles.data.items.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td>{r.data.name}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4}>
-                      {r.data.permissions.map((g) => (
-                        <Badge key={g.name} variant="light" tt="none">
-                          {g.name}: {g.permissions.length}
-                        </Badge>
-                      ))}
-                      {countPermissions(r.data.permissions) === 0 ? <Badge color="gray" variant="outline" tt="none">none</Badge> : null}
-                    </Group>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      {can('edit_role') ? (
-                        <RowAction tooltip="Edit" label={`Edit role ${r.data.name}`} icon="✎" disabled={!permissions.data} onClick={() => dialog.open(r)} />
-                      ) : null}
-                      {can('delete_role') ? <RowAction tooltip="Delete" label={`Delete role ${r.data.name}`} icon="✕" danger onClick={() => remove.ask(r)} /> : null}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
-      <RoleDialog role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />
+      <ErrorNotice error={permissions.error} onRetry={() => void permissions.refetch()} />
+      <div>
+        <DataTable
+          label="Roles"
+          columns={columns}
+          query={roles}
+          rowKey={(r) => r.id}
+          minWidth={560}
+          empty="No role."
+          paging={{ page: list.page, perPage: list.perPage, noun: 'roles', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        />
+      </div>
+      <RoleDialog formKey={dialog.key} role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />
       <ConfirmDialog
         {...remove.dialog}
         title="Delete this role?"

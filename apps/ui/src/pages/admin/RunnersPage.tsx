@@ -1,13 +1,13 @@
 import type { Runner } from '@carapace/models';
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Skeleton, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Stack, Textarea, TextInput } from '@mantine/core';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useRunners } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
 import { formatAgo } from '../../components/format.ts';
-import { keys } from '../../components/queries.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { parseLabels, RUNNER_NAME } from './labels.ts';
 
@@ -22,7 +22,7 @@ function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onCl
   const create = useMutation({
     mutationFn: () => client.createRunner(name, 'labels' in parsed ? parsed.labels : {}),
     onSuccess: (created) => {
-      void queryClient.invalidateQueries({ queryKey: keys.runners });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.runners() });
       setName('');
       setLabels('');
       setTouched(false);
@@ -31,29 +31,29 @@ function NewRunnerDialog({ opened, onClose, onCreated }: { opened: boolean; onCl
     },
   });
   return (
-    <FormModal
-      opened={opened}
-      onClose={onClose}
-      title="New runner"
-      formLabel="New runner"
-      onSubmit={() => {
-        setTouched(true);
-        if (!nameError && 'labels' in parsed) create.mutate();
-      }}
-      error={create.error}
-      pending={create.isPending}
-      submitLabel="Create runner"
-    >
-      <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
-      <Textarea
-        label="Labels"
-        description="One key=value a line, e.g. site=lab"
-        autosize
-        minRows={2}
-        value={labels}
-        onChange={(e) => setLabels(e.currentTarget.value)}
-        error={'error' in parsed ? parsed.error : null}
-      />
+    <FormModal opened={opened} onClose={onClose} title="New runner">
+      <ModalForm
+        onClose={onClose}
+        formLabel="New runner"
+        onSubmit={() => {
+          setTouched(true);
+          if (!nameError && 'labels' in parsed) create.mutate();
+        }}
+        error={create.error}
+        pending={create.isPending}
+        submitLabel="Create runner"
+      >
+        <TextInput label="Runner name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={touched && nameError} data-autofocus />
+        <Textarea
+          label="Labels"
+          description="One key=value a line, e.g. site=lab"
+          autosize
+          minRows={2}
+          value={labels}
+          onChange={(e) => setLabels(e.currentTarget.value)}
+          error={'error' in parsed ? parsed.error : null}
+        />
+      </ModalForm>
     </FormModal>
   );
 }
@@ -90,74 +90,47 @@ function TokenDialog({ shown, onClose }: { shown: { name: string; token: string 
 export function RunnersPage() {
   const client = useClient();
   const { can } = useSession();
-  const runners = useQuery({ queryKey: keys.runners, queryFn: () => client.getRunners(), refetchInterval: 5000 });
+  const runners = useRunners({ refetchInterval: 5000 });
   const [creating, setCreating] = useState(false);
   const [token, setToken] = useState<{ name: string; token: string } | null>(null);
   const revoke = useConfirmedAction({
     action: (r: Runner) => client.deleteRunner(r.name),
-    queryKey: keys.runners,
+    queryKey: queryKeys.runners(),
     doneTitle: 'Runner revoked',
     name: (r) => r.name,
   });
 
+  const columns: Column<Runner>[] = [
+    { header: 'Name', cell: (r) => r.name },
+    { header: 'State', cell: (r) => <StateBadge kind="runner" state={r.state} /> },
+    {
+      header: 'Labels',
+      cell: (r) => (
+        <Group gap={4}>
+          {Object.entries(r.labels).map(([k, v]) => (
+            <Badge key={k} variant="outline" tt="none" size="sm">
+              {k}={v}
+            </Badge>
+          ))}
+        </Group>
+      ),
+    },
+    { header: 'Slots (free)', cell: (r) => `${r.slots} (${r.free_slots})` },
+    { header: 'Last heartbeat', cell: (r) => formatAgo(r.last_heartbeat) },
+    { header: 'Address', cell: (r) => r.peer ?? '—' },
+    { header: 'Version', cell: (r) => r.version ?? '—' },
+    {
+      header: 'Actions',
+      cell: (r) => (can('delete_runner') ? <RowAction tooltip="Revoke its token" label={`Revoke runner ${r.name}`} icon="✕" danger onClick={() => revoke.ask(r)} /> : null),
+    },
+  ];
+
   return (
     <Stack gap="md">
       <ListTitle title="Runners" action={can('create_runner') ? <Button onClick={() => setCreating(true)}>New runner</Button> : null} />
-      <ErrorNotice error={runners.error} onRetry={() => void runners.refetch()} />
-      {runners.isPending ? (
-        <Skeleton height={160} />
-      ) : runners.data ? (
-        runners.data.items.length === 0 ? (
-          <Text c="dimmed">No runner yet.</Text>
-        ) : (
-          <Table.ScrollContainer minWidth={800}>
-            <Table striped aria-label="Runners">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>State</Table.Th>
-                  <Table.Th>Labels</Table.Th>
-                  <Table.Th>Slots (free)</Table.Th>
-                  <Table.Th>Last heartbeat</Table.Th>
-                  <Table.Th>Address</Table.Th>
-                  <Table.Th>Version</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {runners.data.items.map((r) => (
-                  <Table.Tr key={r.name}>
-                    <Table.Td>{r.name}</Table.Td>
-                    <Table.Td>
-                      <StateBadge kind="runner" state={r.state} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={4}>
-                        {Object.entries(r.labels).map(([k, v]) => (
-                          <Badge key={k} variant="outline" tt="none" size="sm">
-                            {k}={v}
-                          </Badge>
-                        ))}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>
-                      {r.slots} ({r.free_slots})
-                    </Table.Td>
-                    <Table.Td>{formatAgo(r.last_heartbeat)}</Table.Td>
-                    <Table.Td>{r.peer ?? '—'}</Table.Td>
-                    <Table.Td>{r.version ?? '—'}</Table.Td>
-                    <Table.Td>
-                      {can('delete_runner') ? (
-                        <RowAction tooltip="Revoke its token" label={`Revoke runner ${r.name}`} icon="✕" danger onClick={() => revoke.ask(r)} />
-                      ) : null}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )
-      ) : null}
+      <div>
+        <DataTable label="Runners" columns={columns} query={runners} rowKey={(r) => r.name} minWidth={800} empty="No runner yet." />
+      </div>
       <NewRunnerDialog
         opened={creating}
         onClose={() => setCreating(false)}

@@ -1,13 +1,14 @@
 import type { User } from '@carapace/models';
-import { Button, Group, Select, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useAllRoles, useUsers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { FormModal, ListTitle, RowAction, useEditDialog, useOnOpen } from '../../components/AdminList.tsx';
+import { FormModal, ListTitle, ModalForm, RowAction, useEditDialog } from '../../components/AdminList.tsx';
 import { ConfirmDialog, useConfirmedAction } from '../../components/ConfirmDialog.tsx';
-import { keys, useAllRoles } from '../../components/queries.ts';
+import { DataTable, type Column } from '../../components/DataTable.tsx';
+import { PAGE_SIZES, useListParams, type ListSpec } from '../../components/listParams.ts';
 
 interface UserForm {
   login: string;
@@ -16,13 +17,22 @@ interface UserForm {
   roleId: string | null;
 }
 
-function UserDialog({ user, opened, onClose }: { user: User | null; opened: boolean; onClose: () => void }) {
+/** Creates a user, or edits `user`. */
+function UserDialog({ user, opened, onClose, formKey }: { user: User | null; opened: boolean; onClose: () => void; formKey: number }) {
+  return (
+    <FormModal opened={opened} onClose={onClose} title={user ? `Edit user ${user.data.login}` : 'New user'}>
+      <UserFormFields key={formKey} user={user} opened={opened} onClose={onClose} />
+    </FormModal>
+  );
+}
+
+function UserFormFields({ user, opened, onClose }: { user: User | null; opened: boolean; onClose: () => void }) {
   const client = useClient();
   const queryClient = useQueryClient();
   const roles = useAllRoles(opened);
-  const [form, setForm] = useState<UserForm>({ login: '', email: '', fullName: '', roleId: null });
-  useOnOpen(opened, () =>
-    setForm(user ? { login: user.data.login, email: user.data.email, fullName: user.data.full_name, roleId: user.data.role_id } : { login: '', email: '', fullName: '', roleId: null }),
+  // Mounted at each opening (keyed by it): the form starts from the user as it is now.
+  const [form, setForm] = useState<UserForm>(() =>
+    user ? { login: user.data.login, email: user.data.email, fullName: user.data.full_name, roleId: user.data.role_id } : { login: '', email: '', fullName: '', roleId: null },
   );
   const save = useMutation({
     mutationFn: () =>
@@ -30,7 +40,7 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
         ? client.updateUser({ ...user, data: { ...user.data, login: form.login.trim(), email: form.email.trim(), full_name: form.fullName, role_id: form.roleId } })
         : client.createUser(form.login.trim(), form.email.trim(), form.fullName, form.roleId),
     onSuccess: (saved) => {
-      void queryClient.invalidateQueries({ queryKey: keys.users });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.users.all });
       notifications.show({
         color: 'green',
         title: user ? 'User saved' : 'User created',
@@ -41,10 +51,8 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
     },
   });
   return (
-    <FormModal
-      opened={opened}
+    <ModalForm
       onClose={onClose}
-      title={user ? `Edit user ${user.data.login}` : 'New user'}
       formLabel={user ? 'Edit user' : 'New user'}
       onSubmit={() => save.mutate()}
       error={save.error ?? roles.error}
@@ -63,64 +71,69 @@ function UserDialog({ user, opened, onClose }: { user: User | null; opened: bool
         clearable
         disabled={!roles.data}
       />
-    </FormModal>
+    </ModalForm>
   );
 }
+
+/** The page's state in the address: `?page=&per_page=`. */
+const LIST: ListSpec = { pageSizes: PAGE_SIZES };
 
 export function UsersPage() {
   const client = useClient();
   const { can, user: self } = useSession();
-  const users = useQuery({ queryKey: keys.users, queryFn: () => client.getUsers({ all: true, sortBy: { login: 1 } }) });
+  const list = useListParams(LIST);
+  const users = useUsers({ page: list.page, perPage: list.perPage, sortBy: { login: 1 } }, { placeholderData: keepPreviousData });
   const roles = useAllRoles();
   const roleName = useMemo(() => new Map((roles.data?.items ?? []).map((r) => [r.id, r.data.name])), [roles.data]);
   const dialog = useEditDialog<User>();
   const remove = useConfirmedAction({
     action: (u: User) => client.deleteUser(u.id),
-    queryKey: keys.users,
+    queryKey: queryKeys.users.all,
     doneTitle: 'User deleted',
     name: (u) => u.data.login,
   });
 
+  const columns: Column<User>[] = [
+    { header: 'Login', cell: (u) => u.data.login },
+    { header: 'Full name', cell: (u) => u.data.full_name || '—' },
+    { header: 'Email', cell: (u) => u.data.email },
+    {
+      header: 'Role',
+      cell: (u) =>
+        u.data.role_id ? (
+          (roleName.get(u.data.role_id) ?? u.data.role_id.slice(0, 8))
+        ) : (
+          <Text c="dimmed" size="sm">
+            none
+          </Text>
+        ),
+    },
+    {
+      header: 'Actions',
+      cell: (u) => (
+        <Group gap={4} wrap="nowrap">
+          {can('edit_user') ? <RowAction tooltip="Edit" label={`Edit user ${u.data.login}`} icon="✎" onClick={() => dialog.open(u)} /> : null}
+          {can('delete_user') && u.id !== self.id ? <RowAction tooltip="Delete" label={`Delete user ${u.data.login}`} icon="✕" danger onClick={() => remove.ask(u)} /> : null}
+        </Group>
+      ),
+    },
+  ];
+
   return (
     <Stack gap="md">
       <ListTitle title="Users" action={can('create_user') ? <Button onClick={() => dialog.open(null)}>New user</Button> : null} />
-      <ErrorNotice error={users.error} onRetry={() => void users.refetch()} />
-      {users.isPending ? (
-        <Skeleton height={200} />
-      ) : users.data ? (
-        <Table.ScrollContainer minWidth={640}>
-          <Table striped highlightOnHover aria-label="Users">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Login</Table.Th>
-                <Table.Th>Full name</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {users.data.items.map((u) => (
-                <Table.Tr key={u.id}>
-                  <Table.Td>{u.data.login}</Table.Td>
-                  <Table.Td>{u.data.full_name || '—'}</Table.Td>
-                  <Table.Td>{u.data.email}</Table.Td>
-                  <Table.Td>{u.data.role_id ? (roleName.get(u.data.role_id) ?? u.data.role_id.slice(0, 8)) : <Text c="dimmed" size="sm">none</Text>}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4} wrap="nowrap">
-                      {can('edit_user') ? <RowAction tooltip="Edit" label={`Edit user ${u.data.login}`} icon="✎" onClick={() => dialog.open(u)} /> : null}
-                      {can('delete_user') && u.id !== self.id ? (
-                        <RowAction tooltip="Delete" label={`Delete user ${u.data.login}`} icon="✕" danger onClick={() => remove.ask(u)} />
-                      ) : null}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      ) : null}
-      <UserDialog user={dialog.item} opened={dialog.opened} onClose={dialog.close} />
+      <div>
+        <DataTable
+          label="Users"
+          columns={columns}
+          query={users}
+          rowKey={(u) => u.id}
+          minWidth={640}
+          empty="No user."
+          paging={{ page: list.page, perPage: list.perPage, noun: 'users', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        />
+      </div>
+      <UserDialog formKey={dialog.key} user={dialog.item} opened={dialog.opened} onClose={dialog.close} />
       <ConfirmDialog
         {...remove.dialog}
         title="Delete this user?"

@@ -1,9 +1,10 @@
 import { Alert, Anchor, Button, Center, Loader, PasswordInput, Stack } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, isApiStatus } from '../../api/errors.ts';
+import { usePasswordResetQuery } from '../../api/queries.ts';
 import { useClient } from '../../api/session.tsx';
 import { AuthLayout, TOGGLE } from './AuthLayout.tsx';
 
@@ -17,7 +18,7 @@ export default function PasswordResetPage() {
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [touched, setTouched] = useState(false);
-  const peek = useQuery({ queryKey: ['password-reset', token], queryFn: () => client.peekPasswordReset(token), retry: false, staleTime: Infinity });
+  const peek = usePasswordResetQuery(token);
   const reset = useMutation({
     mutationFn: () => client.resetPassword(token, password),
     onSuccess: () => {

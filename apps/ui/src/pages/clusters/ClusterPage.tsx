@@ -1,10 +1,10 @@
 import type { Cluster } from '@carapace/models';
 import { Alert, Anchor, Badge, Breadcrumbs, Button, Code, CopyButton, Group, Skeleton, Stack, Table, Tabs, Text, TextInput, Title, Card } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage, isApiStatus } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useCinderIntegration, useCluster, useClusterVersions, useServers } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
@@ -72,11 +72,7 @@ function ServersByRole({ cluster }: { cluster: Cluster }) {
 }
 
 function ClusterServers({ clusterId }: { clusterId: string }) {
-  const client = useClient();
-  const servers = useQuery({
-    queryKey: ['servers', 'list', { filter: { cluster_id: clusterId }, all: true }],
-    queryFn: ({ signal }) => client.getServers({ filter: { cluster_id: clusterId }, all: true, sortBy: { name: 1 } }, { signal }),
-  });
+  const servers = useServers({ filter: { cluster_id: clusterId }, all: true, sortBy: { name: 1 } });
   if (servers.error) return <ErrorNotice error={servers.error} />;
   if (!servers.data) return <Skeleton h={80} />;
   if (servers.data.items.length === 0) return <Text c="dimmed">No server belongs to this cluster.</Text>;
@@ -117,13 +113,9 @@ function ClusterServers({ clusterId }: { clusterId: string }) {
 }
 
 function CinderIntegration({ clusterId }: { clusterId: string }) {
-  const client = useClient();
   const [root, setRoot] = useState('/etc/ceph');
   const [asked, setAsked] = useState('/etc/ceph');
-  const files = useQuery({
-    queryKey: ['clusters', clusterId, 'cinder', asked],
-    queryFn: ({ signal }) => client.getCinderIntegration(clusterId, asked, { signal }),
-  });
+  const files = useCinderIntegration(clusterId, asked);
   return (
     <Stack>
       <Text size="sm" c="dimmed">
@@ -174,11 +166,7 @@ function CinderIntegration({ clusterId }: { clusterId: string }) {
 }
 
 function ClusterVersions({ clusterId }: { clusterId: string }) {
-  const client = useClient();
-  const versions = useQuery({
-    queryKey: ['clusters', clusterId, 'versions'],
-    queryFn: ({ signal }) => client.getClusterVersions(clusterId, { perPage: 50 }, { signal }),
-  });
+  const versions = useClusterVersions(clusterId, { perPage: 50 });
   if (versions.error) return <ErrorNotice error={versions.error} />;
   if (!versions.data) return <Skeleton h={80} />;
   return (
@@ -197,12 +185,11 @@ function ClusterVersions({ clusterId }: { clusterId: string }) {
 /** One cluster: its status as Ceph reports it, its servers by role, its servers, the Cinder integration files, its history; rename and delete. */
 export default function ClusterPage() {
   const { id = '' } = useParams();
-  const client = useClient();
   const { can } = useSession();
   const navigate = useNavigate();
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const cluster = useQuery({ queryKey: ['clusters', id], queryFn: ({ signal }) => client.getCluster(id, { signal }) });
+  const cluster = useCluster(id);
 
   const crumbs = (
     <Breadcrumbs mb="xs" aria-label="Breadcrumb">

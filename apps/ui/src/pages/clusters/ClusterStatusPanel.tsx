@@ -1,12 +1,13 @@
 import type { CephReport, ClusterStatus, ClusterStatusPoint, HealthCheck } from '@carapace/models';
 import { Alert, Anchor, Badge, Group, Progress, SimpleGrid, Skeleton, Stack, Table, Text } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useClusterStatus, useClusterStatusHistory } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatAgo, formatBytes, formatTime } from '../../components/format.ts';
 import { HealthBadge, healthColor } from '../../components/HealthBadge.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
+import { useNow } from '../../components/useNow.ts';
 import { CHART, chartGeometry } from './capacityChart.ts';
 
 /** How often the page asks for the status again (the runners collect every 30 s by default). */
@@ -235,7 +236,7 @@ function Capacity({ ceph }: { ceph: CephReport }) {
 }
 
 /** The raw capacity of the last 24 hours (used as an area, total as a dashed line) over a strip of the health at each point. */
-export function CapacityChart({ points, now = Date.now() / 1000 }: { points: readonly ClusterStatusPoint[]; now?: number }) {
+export function CapacityChart({ points, now }: { points: readonly ClusterStatusPoint[]; now: number }) {
   const g = chartGeometry(points, now);
   const bottom = CHART.height - CHART.bottom;
   const hour = (at: number) => new Date(at * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
@@ -325,17 +326,10 @@ function Summary({ status, name }: { status: ClusterStatus; name: string }) {
 
 /** The status tab of a cluster page: health and its checks, daemons by host, capacity with its 24-hour chart, pools, IO. */
 export function ClusterStatusPanel({ clusterId, name }: { clusterId: string; name: string }) {
-  const client = useClient();
-  const status = useQuery({
-    queryKey: ['clusters', clusterId, 'status'],
-    queryFn: ({ signal }) => client.getClusterStatus(clusterId, { signal }),
-    refetchInterval: REFRESH_MS,
-  });
-  const history = useQuery({
-    queryKey: ['clusters', clusterId, 'status', 'history'],
-    queryFn: ({ signal }) => client.getClusterStatusHistory(clusterId, 24, { signal }),
-    refetchInterval: 60_000,
-  });
+  const status = useClusterStatus(clusterId, { refetchInterval: REFRESH_MS });
+  const history = useClusterStatusHistory(clusterId, 24, { refetchInterval: 60_000 });
+  // The chart's time axis ends now: it moves on with the history's refetch.
+  const now = useNow(60_000);
   if (status.error) return <ErrorNotice error={status.error} onRetry={() => void status.refetch()} />;
   if (!status.data) return <Skeleton h={160} />;
   const s = status.data;
@@ -356,7 +350,7 @@ export function ClusterStatusPanel({ clusterId, name }: { clusterId: string; nam
       <SectionCard titleSize="h5" title="Capacity" id="status-capacity">
         <Stack gap="md">
           <ErrorNotice error={history.error} />
-          {history.isPending ? <Skeleton h={180} /> : <CapacityChart points={history.data?.points ?? []} />}
+          {history.isPending ? <Skeleton h={180} /> : <CapacityChart points={history.data?.points ?? []} now={now} />}
           {ceph && <Capacity ceph={ceph} />}
         </Stack>
       </SectionCard>

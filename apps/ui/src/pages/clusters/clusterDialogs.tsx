@@ -4,6 +4,7 @@ import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys } from '../../api/queries.ts';
 import { useClient } from '../../api/session.tsx';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -26,7 +27,7 @@ export function ClusterNameModal({ opened, onClose, cluster, onDone }: { opened:
     mutationFn: (value: string) => (cluster ? client.updateCluster({ ...cluster, data: { ...cluster.data, name: value } }) : client.createCluster(value)),
     onSuccess: async (result) => {
       notifications.show({ color: 'green', message: cluster ? `Cluster renamed to ${result.data.name}.` : `Cluster ${result.data.name} created.` });
-      await queryClient.invalidateQueries({ queryKey: ['clusters'] });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.clusters.all });
       onDone?.(result);
       close();
     },
@@ -79,7 +80,7 @@ export function DeleteClusterModal({ cluster, onClose, onDone }: { cluster: Clus
     mutationFn: (id: string) => client.deleteCluster(id),
     onSuccess: async (result) => {
       notifications.show({ color: 'green', message: `Cluster ${result.data.name} deleted.` });
-      await queryClient.invalidateQueries({ queryKey: ['clusters'] });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.clusters.all });
       onDone?.();
       close();
     },

@@ -1,11 +1,11 @@
 import { Alert, Anchor, Button, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
+import { queryKeys, useAllClusters, useAllServers, usePlaybooks } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
-import { keys, useAllClusters, useAllServers, usePlaybooks } from '../../components/queries.ts';
 import { playbookDocsHref } from '../../layout/nav.ts';
 import { HintFields } from './HintFields.tsx';
 import { hintFields, hintValues, initialHintValues, type HintFormValue } from './hintForm.ts';
@@ -26,7 +26,8 @@ export function ConfigurationCreatePage() {
   const [playbookId, setPlaybookId] = useState<string | null>(search.get('playbook'));
   const [clusterId, setClusterId] = useState<string | null>(search.get('cluster'));
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [hints, setHints] = useState<Record<string, HintFormValue>>({});
+  // The hints the user set, for the playbook they were set for; until then the playbook's defaults.
+  const [hintEdits, setHintEdits] = useState<{ playbookId: string | null; values: Record<string, HintFormValue> } | null>(null);
   const [touched, setTouched] = useState(false);
 
   const allowed = useMemo(() => (playbooks.data?.items ?? []).filter((p) => canRun(p.id)), [playbooks.data, canRun]);
@@ -37,26 +38,22 @@ export function ConfigurationCreatePage() {
     return (id: string | null) => (id ? (names.get(id) ?? id.slice(0, 8)) : '—');
   }, [clusters.data]);
 
-  // The hints of a playbook given in the URL take their defaults once the playbooks are loaded.
-  const hintsFromUrl = useRef(search.get('playbook') !== null);
-  useEffect(() => {
-    if (!hintsFromUrl.current || !playbook) return;
-    hintsFromUrl.current = false;
-    setHints(initialHintValues(hintFields(playbook.hints)));
-  }, [playbook]);
+  // A playbook's hints start from its defaults (also one given in the address, once the playbooks are loaded).
+  const defaults = useMemo(() => initialHintValues(fields), [fields]);
+  const hints = hintEdits !== null && hintEdits.playbookId === playbookId ? hintEdits.values : defaults;
+  const setHint = (hintId: string, value: HintFormValue) =>
+    setHintEdits((edits) => ({ playbookId, values: { ...(edits !== null && edits.playbookId === playbookId ? edits.values : defaults), [hintId]: value } }));
 
   const choosePlaybook = (id: string | null) => {
-    hintsFromUrl.current = false;
     setPlaybookId(id);
-    const p = allowed.find((x) => x.id === id);
-    setHints(initialHintValues(hintFields(p?.hints ?? [])));
+    setHintEdits(null);
   };
 
   const create = useMutation({
     mutationFn: () =>
       client.createPlaybookConfiguration(name.trim(), clusterId ?? '', playbookId ?? '', [...selected], hintValues(fields, hints)),
     onSuccess: (pc) => {
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
       notifications.show({ color: 'green', title: 'Configuration created', message: pc.data.name });
       void navigate(`/playbook-configurations/${pc.id}`);
     },
@@ -136,7 +133,7 @@ export function ConfigurationCreatePage() {
               <Title order={4} mb="sm">
                 Hints
               </Title>
-              <HintFields fields={fields} values={hints} onChange={(id, value) => setHints((h) => ({ ...h, [id]: value }))} />
+              <HintFields fields={fields} values={hints} onChange={setHint} />
             </Paper>
           ) : null}
           <ErrorNotice error={create.error} />

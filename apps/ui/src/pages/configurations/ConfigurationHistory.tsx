@@ -1,29 +1,30 @@
 import { Group, Loader, Select, Skeleton, Stack, Text } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient } from '../../api/session.tsx';
+import { useConfigurationVersions } from '../../api/queries.ts';
 import { formatTime } from '../../components/format.ts';
-import { keys } from '../../components/queries.ts';
 import { VersionTable } from '../../components/VersionTable.tsx';
 import { configToText, type ConfigMode } from './configText.ts';
 
 const DiffView = lazy(() => import('../../components/DiffView.tsx'));
 
-/** The versions of a configuration and a diff between two of them. */
-export function ConfigurationHistory({ id, latest, mode }: { id: string; latest: number; mode: ConfigMode }) {
-  const client = useClient();
-  const versions = useQuery({
-    queryKey: [...keys.configurationVersions(id), latest],
-    queryFn: () => client.getPlaybookConfigurationVersions(id, { all: true }),
-  });
+interface HistoryProps {
+  id: string;
+  /** The configuration's latest version: the diff starts from it and the one before. */
+  latest: number;
+  mode: ConfigMode;
+}
+
+/** The versions of a configuration and a diff between two of them; a new version starts it afresh. */
+export function ConfigurationHistory(props: HistoryProps) {
+  return <History key={props.latest} {...props} />;
+}
+
+function History({ id, latest, mode }: HistoryProps) {
+  const versions = useConfigurationVersions(id, latest);
   const items = useMemo(() => versions.data?.items ?? [], [versions.data]);
-  const [older, setOlder] = useState<string | null>(null);
-  const [newer, setNewer] = useState<string | null>(null);
-  useEffect(() => {
-    setNewer(String(latest));
-    setOlder(String(Math.max(1, latest - 1)));
-  }, [latest]);
+  const [older, setOlder] = useState<string | null>(() => String(Math.max(1, latest - 1)));
+  const [newer, setNewer] = useState<string | null>(() => String(latest));
   const byVersion = useMemo(() => new Map(items.map((v) => [String(v.version), v])), [items]);
   const a = older ? byVersion.get(older) : undefined;
   const b = newer ? byVersion.get(newer) : undefined;

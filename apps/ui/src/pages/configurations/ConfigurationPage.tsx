@@ -2,103 +2,106 @@ import { ServiceApiError } from '@carapace/client';
 import type { PlaybookConfigurationModel } from '@carapace/models';
 import { Alert, Anchor, Badge, Button, Code, Group, Loader, SegmentedControl, Skeleton, Stack, Tabs, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
+import { queryKeys, useAllClusters, useConfiguration, usePlaybooks } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import type { EditorProblem } from '../../components/CodeEditor.tsx';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { formatTime } from '../../components/format.ts';
-import { keys, useAllClusters, usePlaybooks } from '../../components/queries.ts';
 import { playbookDocsHref } from '../../layout/nav.ts';
 import { configToText, errorPath, locatePath, parseConfigText, type ConfigMode } from './configText.ts';
 import { ConfigurationHistory } from './ConfigurationHistory.tsx';
 
 const CodeEditor = lazy(() => import('../../components/CodeEditor.tsx'));
 
-/** The editor's state: the text, the version it was made from, and whether it was changed. */
-interface Draft {
+/** The user's change of the text, and the version it was made from. */
+interface Edit {
   text: string;
-  mode: ConfigMode;
   fromVersion: number;
-  dirty: boolean;
 }
 
+/** One playbook configuration: loads it, then shows it (a configuration of its own each: a new id starts afresh). */
 export function ConfigurationPage() {
   const { id = '' } = useParams();
+  const query = useConfiguration(id);
+  if (query.isPending) return <Skeleton height={320} />;
+  if (query.error || !query.data) return <ErrorNotice error={query.error} onRetry={() => void query.refetch()} />;
+  return <ConfigurationView key={query.data.id} model={query.data} refetch={() => void query.refetch()} />;
+}
+
+/**
+ * A configuration and its editor. What the editor and the name field show is derived from
+ * the model as the server has it, until the user changes them: a new version that arrives
+ * (another user's save, a refetch) shows at once unless the text was edited, and a save
+ * drops the edits so that the saved version shows.
+ */
+function ConfigurationView({ model, refetch }: { model: PlaybookConfigurationModel; refetch: () => void }) {
+  const id = model.id;
   const client = useClient();
   const { can, canRun } = useSession();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const query = useQuery({ queryKey: keys.configuration(id), queryFn: () => client.getPlaybookConfiguration(id) });
   const playbooks = usePlaybooks();
   const clusters = useAllClusters();
-  const model = query.data;
 
-  const [draft, setDraft] = useState<Draft | null>(null);
-  const [name, setName] = useState('');
+  const [mode, setMode] = useState<ConfigMode>('yaml');
+  const [edit, setEdit] = useState<Edit | null>(null);
+  const [nameEdit, setNameEdit] = useState<string | null>(null);
   const [problems, setProblems] = useState<EditorProblem[]>([]);
   const [saveError, setSaveError] = useState<{ error: unknown; path: string | null } | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [tab, setTab] = useState<string | null>('configuration');
-  const loadedName = useRef<string | null>(null);
 
-  // (Re)build the text from the model when it loads or a new version arrives, unless edited.
-  useEffect(() => {
-    if (!model) return;
-    setDraft((d) => {
-      if (d && (d.dirty || d.fromVersion === model.version)) return d;
-      const mode = d?.mode ?? 'yaml';
-      return { text: configToText(model.data.configuration, mode), mode, fromVersion: model.version, dirty: false };
-    });
-    // The name follows the model unless the user changed it. The updater runs at the next
-    // render, after the ref below has moved on: it compares with the name loaded before.
-    const previous = loadedName.current;
-    setName((n) => (previous === null || n === previous ? model.data.name : n));
-    loadedName.current = model.data.name;
-  }, [model]);
+  const savedText = useMemo(() => configToText(model.data.configuration, mode), [model.data.configuration, mode]);
+  const text = edit?.text ?? savedText;
+  const name = nameEdit ?? model.data.name;
+  const editable = can('edit_playbook_configuration') && model.time_deleted === 0;
+  const runnable = model.time_deleted === 0 && can('create_execution') && canRun(model.data.playbook_id);
+  const dirty = edit !== null || name !== model.data.name;
+  const playbook = playbooks.data?.items.find((p) => p.id === model.data.playbook_id);
+  const cluster = clusters.data?.items.find((c) => c.id === model.data.cluster_id);
 
-  const editable = can('edit_playbook_configuration') && !!model && model.time_deleted === 0;
-  const runnable = !!model && model.time_deleted === 0 && can('create_execution') && canRun(model.data.playbook_id);
-  const dirty = !!draft?.dirty || (!!model && name !== model.data.name);
-  const playbook = playbooks.data?.items.find((p) => p.id === model?.data.playbook_id);
-  const cluster = clusters.data?.items.find((c) => c.id === model?.data.cluster_id);
-
-  const switchMode = (mode: ConfigMode) => {
-    if (!draft || mode === draft.mode) return;
-    const parsed = parseConfigText(draft.text, draft.mode);
+  const switchMode = (next: ConfigMode) => {
+    if (next === mode) return;
+    const parsed = parseConfigText(text, mode);
     if ('problem' in parsed) {
       setProblems([{ ...parsed.problem }]);
       notifications.show({ color: 'red', title: 'Cannot switch format', message: 'Fix the error in the text first.' });
       return;
     }
     setProblems([]);
-    setDraft({ ...draft, mode, text: configToText(parsed.value, mode) });
+    setMode(next);
+    if (edit) setEdit({ ...edit, text: configToText(parsed.value, next) });
+  };
+
+  /** The editor's text changed: an edit, unless it is what is shown already (the editor following its value). */
+  const onText = (changed: string) => {
+    if (changed !== text) setEdit({ text: changed, fromVersion: edit?.fromVersion ?? model.version });
   };
 
   const save = useMutation({
-    mutationFn: (configuration: PlaybookConfigurationModel['data']['configuration']) => {
-      if (!model) throw new Error('not loaded');
-      return client.updatePlaybookConfiguration({ ...model, data: { ...model.data, name: name.trim(), configuration } });
-    },
+    mutationFn: (configuration: PlaybookConfigurationModel['data']['configuration']) =>
+      client.updatePlaybookConfiguration({ ...model, data: { ...model.data, name: name.trim(), configuration } }),
     onSuccess: (saved) => {
-      queryClient.setQueryData(keys.configuration(id), saved);
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
-      setDraft((d) => ({ text: configToText(saved.data.configuration, d?.mode ?? 'yaml'), mode: d?.mode ?? 'yaml', fromVersion: saved.version, dirty: false }));
-      setName(saved.data.name);
-      loadedName.current = saved.data.name;
+      queryClient.setQueryData(queryKeys.configurations.detail(id), saved);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
+      // What was saved shows: the model is the saved version now.
+      setEdit(null);
+      setNameEdit(null);
       setProblems([]);
       setSaveError(null);
       notifications.show({ color: 'green', title: 'Saved', message: `Version ${saved.version} of ${saved.data.name}` });
     },
     onError: (error) => {
       let path: string | null = null;
-      if (error instanceof ServiceApiError && error.status === 400 && draft) {
+      if (error instanceof ServiceApiError && error.status === 400) {
         const at = errorPath(error.description);
         if (at) {
           path = at.join('.') || '(the whole configuration)';
-          const place = locatePath(draft.text, at);
+          const place = locatePath(text, at);
           if (place) setProblems([{ ...place, message: error.description }]);
         }
       }
@@ -107,8 +110,7 @@ export function ConfigurationPage() {
   });
 
   const onSave = () => {
-    if (!draft) return;
-    const parsed = parseConfigText(draft.text, draft.mode);
+    const parsed = parseConfigText(text, mode);
     if ('problem' in parsed) {
       setProblems([parsed.problem]);
       setSaveError({ error: new Error(parsed.problem.message), path: null });
@@ -116,7 +118,7 @@ export function ConfigurationPage() {
     }
     if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
       const message = 'The configuration must be an object with "global_vars" and "inventory".';
-      setProblems([{ from: 0, to: Math.min(1, draft.text.length), message }]);
+      setProblems([{ from: 0, to: Math.min(1, text.length), message }]);
       setSaveError({ error: new Error(message), path: null });
       return;
     }
@@ -125,24 +127,18 @@ export function ConfigurationPage() {
   };
 
   const run = useMutation({
-    mutationFn: () => {
-      if (!model) throw new Error('not loaded');
-      return client.createExecution(model.id, model.version);
-    },
+    mutationFn: () => client.createExecution(model.id, model.version),
     onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       void navigate(`/executions/${execution.id}`);
     },
     onError: (error) => notifications.show({ color: 'red', title: 'Could not run', message: errorMessage(error) }),
   });
 
   const preview = useMutation({
-    mutationFn: () => {
-      if (!model) throw new Error('not loaded');
-      return client.createPreview(model.id, model.version);
-    },
+    mutationFn: () => client.createPreview(model.id, model.version),
     onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       void navigate(`/executions/${execution.id}`);
     },
     onError: (error) => notifications.show({ color: 'red', title: 'Could not preview', message: errorMessage(error) }),
@@ -151,16 +147,13 @@ export function ConfigurationPage() {
   const remove = useMutation({
     mutationFn: () => client.deletePlaybookConfiguration(id),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: keys.configurations });
-      notifications.show({ color: 'green', title: 'Deleted', message: model?.data.name ?? id });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.configurations.all });
+      notifications.show({ color: 'green', title: 'Deleted', message: model.data.name });
       void navigate('/playbook-configurations');
     },
   });
 
-  const editorLabel = useMemo(() => `Configuration (${draft?.mode === 'json' ? 'JSON' : 'YAML'})`, [draft?.mode]);
-
-  if (query.isPending) return <Skeleton height={320} />;
-  if (query.error || !model) return <ErrorNotice error={query.error} onRetry={() => void query.refetch()} />;
+  const editorLabel = `Configuration (${mode === 'json' ? 'JSON' : 'YAML'})`;
 
   return (
     <Stack gap="md">
@@ -229,7 +222,7 @@ export function ConfigurationPage() {
         <Tabs.Panel value="configuration" pt="md">
           <Stack gap="sm">
             <Group justify="space-between" align="end" wrap="wrap">
-              <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} readOnly={!editable} w={360} />
+              <TextInput label="Name" value={name} onChange={(e) => setNameEdit(e.currentTarget.value)} readOnly={!editable} w={360} />
               <Group gap="xs">
                 <SegmentedControl
                   aria-label="Editor format"
@@ -237,7 +230,7 @@ export function ConfigurationPage() {
                     { value: 'yaml', label: 'YAML' },
                     { value: 'json', label: 'JSON' },
                   ]}
-                  value={draft?.mode ?? 'yaml'}
+                  value={mode}
                   onChange={switchMode}
                 />
                 {editable ? (
@@ -249,22 +242,11 @@ export function ConfigurationPage() {
             </Group>
             {dirty ? (
               <Text size="xs" c="orange">
-                Unsaved changes (editing version {draft?.fromVersion}).
+                Unsaved changes (editing version {edit?.fromVersion ?? model.version}).
               </Text>
             ) : null}
             <Suspense fallback={<Group h="60vh" justify="center"><Loader aria-label="Loading the editor" /></Group>}>
-              {draft ? (
-                <CodeEditor
-                  value={draft.text}
-                  mode={draft.mode}
-                  label={editorLabel}
-                  readOnly={!editable}
-                  problems={problems}
-                  onChange={(text) =>
-                    setDraft((d) => (d && d.text !== text ? { ...d, text, dirty: true } : d))
-                  }
-                />
-              ) : null}
+              <CodeEditor value={text} mode={mode} label={editorLabel} readOnly={!editable} problems={problems} onChange={onText} />
             </Suspense>
             {saveError ? (
               <Alert color="red" title={saveError.path ? 'The API refused the configuration' : 'Not saved'} role="alert" withCloseButton onClose={() => setSaveError(null)}>
@@ -280,9 +262,10 @@ export function ConfigurationPage() {
                     variant="light"
                     mt="xs"
                     onClick={() => {
-                      setDraft(null);
+                      setEdit(null);
+                      setNameEdit(null);
                       setSaveError(null);
-                      void query.refetch();
+                      refetch();
                     }}
                   >
                     Reload the latest version (drops your changes)
@@ -294,7 +277,7 @@ export function ConfigurationPage() {
         </Tabs.Panel>
         {can('view_playbook_configuration_version') ? (
           <Tabs.Panel value="history" pt="md">
-            <ConfigurationHistory id={id} latest={model.version} mode={draft?.mode ?? 'yaml'} />
+            <ConfigurationHistory id={id} latest={model.version} mode={mode} />
           </Tabs.Panel>
         ) : null}
       </Tabs>

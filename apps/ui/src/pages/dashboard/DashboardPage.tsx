@@ -1,10 +1,9 @@
 import type { Execution } from '@carapace/models';
 import { Anchor, Group, SimpleGrid, Skeleton, Stack, Table, Text, UnstyledButton } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
-import { SERVER_STATE_NAMES } from '../../api/servers.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useAllClusters, useClusterStatuses, useExecutions, useRunners, useServerCounts } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatAgo, formatTime } from '../../components/format.ts';
 import { HealthBadge, healthWord } from '../../components/HealthBadge.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
@@ -15,17 +14,8 @@ const REFRESH_MS = 10_000;
 
 /** The clusters with the health of each (GET /v1/cluster_status/), the unhealthy first. */
 function ClustersPanel() {
-  const client = useClient();
-  const clusters = useQuery({
-    queryKey: ['clusters', 'dashboard'],
-    queryFn: ({ signal }) => client.getClusters({ all: true, sortBy: { name: 1 } }, { signal }),
-    refetchInterval: REFRESH_MS,
-  });
-  const statuses = useQuery({
-    queryKey: ['cluster_status'],
-    queryFn: ({ signal }) => client.getClusterStatuses({ signal }),
-    refetchInterval: REFRESH_MS,
-  });
+  const clusters = useAllClusters({ refetchInterval: REFRESH_MS });
+  const statuses = useClusterStatuses({ refetchInterval: REFRESH_MS });
   const byId = new Map((statuses.data?.items ?? []).map((s) => [s.cluster_id, s]));
   const rank = { HEALTH_ERR: 0, UNREACHABLE: 1, HEALTH_WARN: 2, PENDING: 3, HEALTH_OK: 4, NOT_DEPLOYED: 5 } as const;
   const items = [...(clusters.data?.items ?? [])].sort((a, b) => rank[healthWord(byId.get(a.id))] - rank[healthWord(byId.get(b.id))] || a.data.name.localeCompare(b.data.name));
@@ -76,18 +66,7 @@ function ClustersPanel() {
 }
 
 function ServersPanel() {
-  const client = useClient();
-  const counts = useQuery({
-    queryKey: ['servers', 'by-state'],
-    refetchInterval: REFRESH_MS,
-    queryFn: async ({ signal }) => {
-      const [all, ...states] = await Promise.all([
-        client.getServers({ perPage: 1 }, { signal }),
-        ...SERVER_STATE_NAMES.map((state) => client.getServers({ filter: { state }, perPage: 1 }, { signal })),
-      ]);
-      return { total: all?.total ?? 0, states: SERVER_STATE_NAMES.map((state, i) => ({ state, count: states[i]?.total ?? 0 })) };
-    },
-  });
+  const counts = useServerCounts({ refetchInterval: REFRESH_MS });
   return (
     <SectionCard titleSize="h4"
       title="Servers"
@@ -162,17 +141,8 @@ function ExecutionRows({ executions, empty }: { executions: Execution[]; empty: 
 }
 
 function ExecutionsPanel() {
-  const client = useClient();
-  const running = useQuery({
-    queryKey: ['executions', 'dashboard', 'running'],
-    refetchInterval: 5_000,
-    queryFn: ({ signal }) => client.getExecutions({ filter: { state: { in: ['created', 'started', 'canceling'] } }, perPage: 10 }, { signal }),
-  });
-  const failed = useQuery({
-    queryKey: ['executions', 'dashboard', 'failed'],
-    refetchInterval: REFRESH_MS,
-    queryFn: ({ signal }) => client.getExecutions({ filter: { state: 'failed' }, perPage: 5 }, { signal }),
-  });
+  const running = useExecutions({ filter: { state: { in: ['created', 'started', 'canceling'] } }, perPage: 10 }, 'runs', { refetchInterval: 5_000 });
+  const failed = useExecutions({ filter: { state: 'failed' }, perPage: 5 }, 'runs', { refetchInterval: REFRESH_MS });
   return (
     <>
       <SectionCard titleSize="h4"
@@ -198,9 +168,8 @@ function ExecutionsPanel() {
 }
 
 function RunnersPanel() {
-  const client = useClient();
   const { can } = useSession();
-  const runners = useQuery({ queryKey: ['runners'], refetchInterval: REFRESH_MS, queryFn: ({ signal }) => client.getRunners({ signal }) });
+  const runners = useRunners({ refetchInterval: REFRESH_MS });
   const connected = runners.data?.items.filter((r) => r.state !== 'disconnected') ?? [];
   return (
     <SectionCard titleSize="h4"

@@ -1,53 +1,57 @@
 import { Alert, Button, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useEffectEvent, useState, type ReactNode } from 'react';
 import { errorMessage } from '../../api/errors.ts';
 import { useClient } from '../../api/session.tsx';
 import { LogBuffer } from '../../components/logBuffer.ts';
 import { LogView } from '../../components/LogView.tsx';
-import { downloadText } from '../../components/queries.ts';
+import { downloadText } from '../../components/download.ts';
 
 /** How often (ms) the view is told that the log grew while text streams in. */
 const FLUSH_MS = 100;
 
 /**
  * The log of an execution, followed live (`GET /v1/execution/{id}/log/?follow=yes`) until
- * the execution is over; the stream is closed when the page goes away.
+ * the execution is over; the stream is closed when the page goes away. Reconnecting after a
+ * broken stream follows it afresh (a new mount).
  */
 export function ExecutionLog({ executionId, onEnded }: { executionId: string; onEnded?: () => void }): ReactNode {
+  const [attempt, setAttempt] = useState(0);
+  return <FollowedLog key={`${executionId} ${attempt}`} executionId={executionId} onEnded={onEnded} onReconnect={() => setAttempt((a) => a + 1)} />;
+}
+
+function FollowedLog({ executionId, onEnded, onReconnect }: { executionId: string; onEnded?: () => void; onReconnect: () => void }): ReactNode {
   const client = useClient();
-  const buffer = useRef(new LogBuffer());
+  const [buffer] = useState(() => new LogBuffer());
   const [version, setVersion] = useState(0);
   const [following, setFollowing] = useState(true);
   const [error, setError] = useState<unknown>(null);
-  const [attempt, setAttempt] = useState(0);
   const [downloading, setDownloading] = useState(false);
-  const onEndedRef = useRef(onEnded);
-  onEndedRef.current = onEnded;
+  const ended = useEffectEvent(() => onEnded?.());
 
   useEffect(() => {
     const controller = new AbortController();
-    const log = buffer.current;
-    log.clear();
-    setVersion((v) => v + 1);
-    setFollowing(true);
-    setError(null);
     let timer: ReturnType<typeof setTimeout> | null = null;
     const flush = () => {
       timer = null;
       setVersion((v) => v + 1);
     };
+    // From the start (again, when the client changed: another session).
+    if (buffer.lineCount > 0) {
+      buffer.clear();
+      timer = setTimeout(flush, 0);
+    }
     void (async () => {
       try {
         for await (const text of client.followExecutionLog(executionId, { signal: controller.signal })) {
-          log.append(text);
+          buffer.append(text);
           timer ??= setTimeout(flush, FLUSH_MS);
         }
         if (controller.signal.aborted) return;
         if (timer) clearTimeout(timer);
         flush();
         setFollowing(false);
-        onEndedRef.current?.();
+        ended();
       } catch (err) {
         if (controller.signal.aborted) return;
         if (timer) clearTimeout(timer);
@@ -60,7 +64,7 @@ export function ExecutionLog({ executionId, onEnded }: { executionId: string; on
       controller.abort();
       if (timer) clearTimeout(timer);
     };
-  }, [client, executionId, attempt]);
+  }, [client, executionId, buffer]);
 
   const download = async () => {
     setDownloading(true);
@@ -70,7 +74,7 @@ export function ExecutionLog({ executionId, onEnded }: { executionId: string; on
     } catch (err) {
       // The API could not give it: save what the page has.
       notifications.show({ color: 'yellow', title: 'Saved the log as shown', message: errorMessage(err) });
-      downloadText(`${executionId}.log`, buffer.current.text());
+      downloadText(`${executionId}.log`, buffer.text());
     } finally {
       setDownloading(false);
     }
@@ -81,13 +85,13 @@ export function ExecutionLog({ executionId, onEnded }: { executionId: string; on
       {error ? (
         <Alert color="red" title="The log stream stopped" role="alert" mb="sm">
           <Text size="sm">{errorMessage(error)}</Text>
-          <Button size="xs" variant="light" mt="xs" onClick={() => setAttempt((a) => a + 1)}>
+          <Button size="xs" variant="light" mt="xs" onClick={onReconnect}>
             Reconnect
           </Button>
         </Alert>
       ) : null}
       <LogView
-        buffer={buffer.current}
+        buffer={buffer}
         version={version}
         following={following}
         label="Execution log"

@@ -1,13 +1,14 @@
 import { Anchor, Badge, Button, Card, Group, Modal, SimpleGrid, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useMemo, useState, type ReactNode } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorNotice, errorMessage } from '../../api/errors.ts';
+import { queryKeys, useExecution, useExecutionSteps, useServers } from '../../api/queries.ts';
 import { useClient, useSession } from '../../api/session.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
-import { keys } from '../../components/queries.ts';
 import { isCancelable, isFinal } from '../../components/runFormat.ts';
+import { useNow } from '../../components/useNow.ts';
 import { ExecutionLog } from './ExecutionLog.tsx';
 import { PreviewResult } from './PreviewResult.tsx';
 import { StepsTable } from './StepsTable.tsx';
@@ -42,29 +43,15 @@ export function ExecutionPage() {
   const navigate = useNavigate();
   const [confirmCancel, setConfirmCancel] = useState(false);
 
-  const execution = useQuery({
-    queryKey: keys.execution(id),
-    queryFn: () => client.getExecution(id),
-    refetchInterval: (q) => (q.state.data && isFinal(q.state.data.data.state) ? false : 2000),
-  });
+  const execution = useExecution(id, { refetchInterval: (q) => (q.state.data && isFinal(q.state.data.data.state) ? false : 2000) });
   const state = execution.data?.data.state;
   const running = !!execution.data && !isFinal(state);
   const canSteps = can('view_execution_steps');
 
-  const steps = useQuery({
-    queryKey: keys.steps(id),
-    queryFn: () => client.getExecutionSteps(id, { all: true }),
-    enabled: canSteps && !!execution.data,
-    refetchInterval: running ? 2000 : false,
-  });
+  const steps = useExecutionSteps(id, { enabled: canSteps && !!execution.data, refetchInterval: running ? 2000 : false });
 
   const serverIds = execution.data?.data.server_ids ?? [];
-  const servers = useQuery({
-    queryKey: ['servers', 'by-id', [...serverIds].sort().join(',')],
-    queryFn: () => client.getServers({ all: true, filter: { id: { in: serverIds } } }),
-    enabled: can('view_server') && serverIds.length > 0,
-    staleTime: 60_000,
-  });
+  const servers = useServers({ all: true, filter: { id: { in: [...serverIds].sort() } } }, { enabled: can('view_server') && serverIds.length > 0, staleTime: 60_000 });
   const hostName = useCallback(
     (serverId: string | null) => {
       if (!serverId) return '—';
@@ -77,8 +64,8 @@ export function ExecutionPage() {
   const cancel = useMutation({
     mutationFn: () => client.cancelExecution(id),
     onSuccess: (updated) => {
-      queryClient.setQueryData(keys.execution(id), updated);
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      queryClient.setQueryData(queryKeys.executions.detail(id), updated);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       setConfirmCancel(false);
       notifications.show({ color: 'yellow', title: 'Cancel requested', message: `The execution is ${updated.data.state}.` });
     },
@@ -88,7 +75,7 @@ export function ExecutionPage() {
   const relaunch = useMutation({
     mutationFn: (hosts: 'failed' | 'all') => client.relaunchExecution(id, hosts),
     onSuccess: (created) => {
-      void queryClient.invalidateQueries({ queryKey: keys.executions });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.executions.all });
       const note = created.data.relaunch?.note;
       notifications.show({ color: note ? 'yellow' : 'green', title: 'Relaunched', message: note ?? 'A new execution is queued.' });
       void navigate(`/executions/${created.id}`);
@@ -97,16 +84,14 @@ export function ExecutionPage() {
   });
 
   const onLogEnded = useCallback(() => {
-    void queryClient.invalidateQueries({ queryKey: keys.execution(id) });
-    void queryClient.invalidateQueries({ queryKey: keys.steps(id) });
+    // The execution, its steps and its preview.
+    void queryClient.invalidateQueries({ queryKey: queryKeys.executions.detail(id) });
   }, [queryClient, id]);
 
-  const duration = useMemo(() => {
-    const d = execution.data?.data;
-    if (!d?.time_started) return null;
-    return (d.time_finished ?? Date.now() / 1000) - d.time_started;
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [execution.data, execution.dataUpdatedAt]);
+  // A running execution's duration grows each second.
+  const now = useNow(running ? 1000 : null);
+  const started = execution.data?.data.time_started;
+  const duration = started ? (execution.data?.data.time_finished ?? now) - started : null;
 
   if (execution.isPending) return <Skeleton height={320} />;
   if (execution.error || !execution.data) return <ErrorNotice error={execution.error} onRetry={() => void execution.refetch()} />;

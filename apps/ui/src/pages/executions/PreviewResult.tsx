@@ -1,8 +1,7 @@
 import { Badge, Card, Code, Group, Skeleton, Stack, Text, Title } from '@mantine/core';
 import type { ExecutionPreview, PreviewTask } from '@carapace/models';
-import { useQuery } from '@tanstack/react-query';
 import { ErrorNotice } from '../../api/errors.ts';
-import { useClient } from '../../api/session.tsx';
+import { useExecutionPreview } from '../../api/queries.ts';
 
 const STATUS: Record<PreviewTask['status'], { label: string; color: string }> = {
   would_change: { label: 'would change', color: 'orange' },
@@ -13,12 +12,7 @@ const STATUS: Record<PreviewTask['status'], { label: string; color: string }> = 
 
 /** What a preview found (`GET /v1/execution/{id}/preview/`): per host, its counts and each task that is not unchanged, with its diff or reason. */
 export function PreviewResult({ executionId, running, hostName }: { executionId: string; running: boolean; hostName: (serverId: string | null) => string }) {
-  const client = useClient();
-  const result = useQuery({
-    queryKey: ['executions', executionId, 'preview'],
-    queryFn: () => client.getExecutionPreview(executionId),
-    refetchInterval: running ? 2000 : false,
-  });
+  const result = useExecutionPreview(executionId, { refetchInterval: running ? 2000 : false });
   if (result.isPending) return <Skeleton height={120} />;
   if (result.error || !result.data) return <ErrorNotice error={result.error} onRetry={() => void result.refetch()} />;
   return <PreviewHosts preview={result.data} hostName={hostName} />;

@@ -1,14 +1,14 @@
 import type { Disk, NetworkInterface, Server } from '@carapace/models';
 import { Anchor, Badge, Breadcrumbs, Card, Code, Group, SimpleGrid, Skeleton, Stack, Table, Tabs, Text, Alert, Pagination } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { keepPreviousData } from '@tanstack/react-query';
+import { Link, useParams, useSearchParams } from 'react-router';
 import { ErrorNotice } from '../../api/errors.ts';
 import { serverFacts } from '../../api/servers.ts';
-import { useClient, useSession } from '../../api/session.tsx';
+import { useCluster, useServer, useServerVersions } from '../../api/queries.ts';
+import { useSession } from '../../api/session.tsx';
 import { formatAgo, formatBytes, formatTime } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { pageCount } from '../../components/paging.tsx';
+import { pageCount, useListParams, type ListSpec } from '../../components/listParams.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { VersionTable } from '../../components/VersionTable.tsx';
 
@@ -149,15 +149,15 @@ function InterfacesTable({ interfaces }: { interfaces: NetworkInterface[] }) {
   );
 }
 
+/** The version history's page in the address: `?tab=versions&versions_page=2`. */
+const VERSIONS: ListSpec = { prefix: 'versions_', pageSizes: [20] };
+
+/** The tabs of the page; the one shown is in the address (`?tab=`), the first when absent. */
+const TABS = ['disks', 'interfaces', 'versions', 'raw'] as const;
+
 function VersionHistory({ server }: { server: Server }) {
-  const client = useClient();
-  const [page, setPage] = useState(1);
-  const perPage = 20;
-  const versions = useQuery({
-    queryKey: ['servers', server.id, 'versions', page],
-    queryFn: ({ signal }) => client.getServerVersions(server.id, { page, perPage }, { signal }),
-    placeholderData: keepPreviousData,
-  });
+  const { page, perPage, setPage } = useListParams(VERSIONS);
+  const versions = useServerVersions(server.id, { page, perPage }, { placeholderData: keepPreviousData });
   if (versions.error) return <ErrorNotice error={versions.error} />;
   if (!versions.data) return <Skeleton h={120} />;
   const pages = pageCount(versions.data.total, perPage);
@@ -184,7 +184,7 @@ function VersionHistory({ server }: { server: Server }) {
           },
         ]}
       />
-      {pages > 1 && <Pagination mt="sm" total={pages} value={page} onChange={setPage} size="sm" />}
+      {pages > 1 && <Pagination mt="sm" total={pages} value={Math.min(page, pages)} onChange={setPage} size="sm" />}
     </>
   );
 }
@@ -192,15 +192,24 @@ function VersionHistory({ server }: { server: Server }) {
 /** One server: its place, its facts (disks, interfaces) and its version history. */
 export default function ServerPage() {
   const { id = '' } = useParams();
-  const client = useClient();
   const { can } = useSession();
-  const server = useQuery({ queryKey: ['servers', id], queryFn: ({ signal }) => client.getServer(id, { signal }) });
+  const [params, setParams] = useSearchParams();
+  const tabParam = params.get('tab');
+  const tab = TABS.find((t) => t === tabParam && (t !== 'versions' || can('view_server_versions'))) ?? 'disks';
+  const chooseTab = (value: string | null) =>
+    setParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        if (!value || value === 'disks') next.delete('tab');
+        else next.set('tab', value);
+        next.delete('versions_page');
+        return next;
+      },
+      { replace: true },
+    );
+  const server = useServer(id);
   const clusterId = server.data?.data.cluster_id ?? null;
-  const cluster = useQuery({
-    queryKey: ['clusters', clusterId],
-    enabled: clusterId !== null && can('view_cluster'),
-    queryFn: ({ signal }) => client.getCluster(clusterId ?? '', { signal }),
-  });
+  const cluster = useCluster(clusterId ?? '', { enabled: clusterId !== null && can('view_cluster') });
 
   const crumbs = (
     <Breadcrumbs mb="xs" aria-label="Breadcrumb">
@@ -274,7 +283,7 @@ export default function ServerPage() {
           {s.data.facts_error}
         </Alert>
       )}
-      <Tabs defaultValue="disks" keepMounted={false}>
+      <Tabs value={tab} onChange={chooseTab} keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="disks">Disks{facts ? ` (${facts.disks.length})` : ''}</Tabs.Tab>
           <Tabs.Tab value="interfaces">Network{facts ? ` (${facts.interfaces.length})` : ''}</Tabs.Tab>
