@@ -15,26 +15,23 @@ const OBJECTS = 20;
 
 /**
  * A client of the cluster on a host outside it: writes an object and reads it back every
- * 200 ms, each operation bounded at 10 s (rados_osd_op_timeout, rados_mon_op_timeout), and
+ * 200 ms, each operation bounded at 30 s (rados_osd_op_timeout, rados_mon_op_timeout), and
  * logs each one as a JSON line. It runs as a transient systemd unit on the host until
- * /root/probe.stop exists.
- *
- * Its librados looks for late operations every second and calls one late after 4 s
- * (objecter_tick_interval, objecter_timeout; Ceph's defaults are 5 s and 10 s), and logs what
- * it finds at debug_objecter 2 to /root/probe-objecter.log ("tid N on osd.M is laggy"). A
- * late operation makes librados ask the monitors for the newest OSD map and resend. That is
- * how a client that has one operation in flight learns that its PG changed interval when a
- * restarted OSD returned (the acting primary drops what it held, and nobody tells the
- * client): with Ceph's defaults the operation is resent 10 to 15 s after it began, measured
- * here at 12.9 and 13.6 s, each right after such a line (docs/day2/upgrade-and-restart.md,
- * known limits), past a bound of 10 s. A client that bounds its operations must look for
- * late ones well within that bound, and this one does.
+ * /root/probe.stop exists. Its librados keeps Ceph's defaults and logs at debug_objecter 2
+ * to /root/probe-objecter.log: the lines "tid N on osd.M is laggy" of its own check for
+ * operations older than objecter_timeout (10 s, looked at every objecter_tick_interval, 5 s),
+ * after which it asks the monitors for the newest OSD map and resends. An operation dropped
+ * when its PG changes interval (a restarted OSD returns) is resent only so, 10 to 15 s after
+ * it began (measured: 12.9 and 13.6 s, each right after such a line): a 10 s bound made that
+ * a failure; 30 s lets it finish, as a client without a bound (RBD's default) would wait,
+ * and the stall is measured instead. (A client that looked for late operations after 4 s,
+ * every second, saw a 10 s stall in host maintenance twice, where the defaults saw none:
+ * docs/day2/upgrade-and-restart.md, known limits.)
  */
 const PROBE_SCRIPT = `import json, os, time
 import rados
 cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin",
-                      conf={"rados_osd_op_timeout": "10", "rados_mon_op_timeout": "10", "client_mount_timeout": "10",
-                            "objecter_timeout": "4", "objecter_tick_interval": "1",
+                      conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "30", "client_mount_timeout": "30",
                             "log_file": "/root/probe-objecter.log", "debug_objecter": "2/2"})
 cluster.connect(timeout=10)
 io = cluster.open_ioctx("${PROBE_POOL}")
@@ -68,7 +65,7 @@ export interface ProbeReport {
 
 /** An operation slower than this is reported with what librados said meanwhile. */
 const SLOW_MS = 5_000;
-/** The longest stall a client may see (bench:ceph's and issue 27's goal). */
+/** The longest stall a client may see through an upgrade (bench:ceph's and issue 27's goal). */
 export const LONGEST_STALL_MS = 20_000;
 
 /** When each test of a file began (beforeEach), to say in which one a client operation failed. */
@@ -155,8 +152,8 @@ export class IoProbe {
 
 /**
  * The verdict on what the client saw through a file's tests: more than 100 operations, every
- * one of them done within its 10 s (none failed, none read back wrong), and no stall of
- * LONGEST_STALL_MS or more between two that succeeded. Each slow operation is logged with the test it happened in, the cluster log around it
+ * one of them done within its 30 s (none failed, none read back wrong), and no stall of
+ * `longestStallMs` or more. Each slow operation is logged with the test it happened in, the cluster log around it
  * and the late-operation lines its librados wrote (the evidence of a stranded operation).
  */
 export async function expectClientNeverInterrupted(
@@ -164,8 +161,8 @@ export async function expectClientNeverInterrupted(
   phases: TestPhases,
   mon: LabHost,
   log: (line: string) => void,
-  /** Operations that may time out (none unless a file says why). */
-  allowedTimeouts = 0,
+  /** The longest stall allowed (below the client's 30 s bound, which would fail the operation). */
+  longestStallMs = LONGEST_STALL_MS,
 ): Promise<void> {
   log(`client: ${report.operations} operations, ${report.failures.length} failed, ${report.slow.length} slower than ${SLOW_MS} ms, longest stall ${report.longestStallMs} ms`);
   const failures = phases.failures(report);
@@ -176,9 +173,8 @@ export async function expectClientNeverInterrupted(
   for (const line of clusterLog) log(`cluster log: ${line}`);
   const context = `; librados said: ${report.laggy.join(' | ') || 'nothing'}; the cluster log then:\n${clusterLog.slice(-40).join('\n')}`;
   expect(report.operations).toBeGreaterThan(100);
-  expect(failures.filter((f) => !/TimedOut/.test(f)), `operations that failed otherwise than by a timeout${context}`).toEqual([]);
-  expect(failures.length, `operations that timed out: ${failures.join('; ')}${context}`).toBeLessThanOrEqual(allowedTimeouts);
-  expect(report.longestStallMs, `the longest stall (slow operations: ${slow.join('; ')})${context}`).toBeLessThan(LONGEST_STALL_MS);
+  expect(failures, `operations that failed${context}`).toEqual([]);
+  expect(report.longestStallMs, `the longest stall (slow operations: ${slow.join('; ')})${context}`).toBeLessThan(longestStallMs);
 }
 
 /** Creates the probe pool and writes OBJECTS objects of known content. */
