@@ -24,8 +24,8 @@ const OBJECTS = 20;
  * when its PG changes interval (a restarted OSD returns) is resent only so, 10 to 15 s after
  * it began (measured: 12.9 and 13.6 s, each right after such a line): a 10 s bound made that
  * a failure; 30 s lets it finish, as a client without a bound (RBD's default) would wait,
- * and the stall is measured instead. (A client that looked for late operations after 4 s,
- * every second, saw a 10 s stall in host maintenance twice, where the defaults saw none:
+ * and the stall is measured instead. (Looking for late operations sooner does not help host
+ * maintenance, which holds a write 10 to 15 s with the map unchanged:
  * docs/day2/upgrade-and-restart.md, known limits.)
  */
 const PROBE_SCRIPT = `import json, os, time
