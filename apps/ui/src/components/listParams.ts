@@ -110,6 +110,15 @@ export function useListParams<F extends string>(spec: ListSpec<F>) {
     change,
     setPage: (page: number) => change({ page }),
     setFilter: (name: F, value: string | null) => change({ filters: { [name]: value } as Partial<Record<F, string | null>> }),
+    /** The `paging` of a DataTable showing this list of `noun` (its page, size and sizes, kept here). */
+    paging: (noun: string) => ({
+      page: state.page,
+      perPage: state.perPage,
+      noun,
+      onPage: (page: number) => change({ page }),
+      pageSizes: spec.pageSizes ?? PAGE_SIZES,
+      onPerPage: (perPage: number) => change({ perPage }),
+    }),
   };
 }
 

@@ -141,7 +141,7 @@ export function RolesPage() {
           rowKey={(r) => r.id}
           minWidth={560}
           empty="No role."
-          paging={{ page: list.page, perPage: list.perPage, noun: 'roles', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+          paging={list.paging('roles')}
         />
       </div>
       <RoleDialog formKey={dialog.key} role={dialog.item} opened={dialog.opened} onClose={dialog.close} known={known} />

@@ -130,7 +130,7 @@ export function UsersPage() {
           rowKey={(u) => u.id}
           minWidth={640}
           empty="No user."
-          paging={{ page: list.page, perPage: list.perPage, noun: 'users', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+          paging={list.paging('users')}
         />
       </div>
       <UserDialog formKey={dialog.key} user={dialog.item} opened={dialog.opened} onClose={dialog.close} />

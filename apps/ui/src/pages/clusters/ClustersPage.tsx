@@ -102,7 +102,7 @@ export default function ClustersPage() {
         query={clusters}
         rowKey={(cluster) => cluster.id}
         empty={q ? 'No cluster matches.' : 'No cluster yet.'}
-        paging={{ page: list.page, perPage: list.perPage, noun: 'clusters', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        paging={list.paging('clusters')}
       />
       {creating && <ClusterNameModal opened onClose={() => setCreating(false)} onDone={(c) => void navigate(`/clusters/${c.id}`)} />}
       {renaming && <ClusterNameModal opened cluster={renaming} onClose={() => setRenaming(null)} />}

@@ -74,14 +74,7 @@ export function ConfigurationListPage() {
           rowKey={(pc) => pc.id}
           minWidth={720}
           empty={`No playbook configuration${q ? ' matches' : ' yet'}.`}
-          paging={{
-            page: list.page,
-            perPage: list.perPage,
-            noun: 'playbook configurations',
-            onPage: list.setPage,
-            pageSizes: PAGE_SIZES,
-            onPerPage: (perPage) => list.change({ perPage }),
-          }}
+          paging={list.paging('playbook configurations')}
         />
       </div>
     </Stack>

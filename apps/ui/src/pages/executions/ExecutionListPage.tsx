@@ -101,14 +101,7 @@ export function ExecutionListPage() {
           minWidth={760}
           skeletonRows={6}
           empty={`No ${previews ? 'preview' : 'execution'}${states.length ? ' in these states' : ' yet'}.`}
-          paging={{
-            page: list.page,
-            perPage: list.perPage,
-            noun: previews ? 'previews' : 'executions',
-            onPage: list.setPage,
-            pageSizes: PAGE_SIZES,
-            onPerPage: (perPage) => list.change({ perPage }),
-          }}
+          paging={list.paging(previews ? 'previews' : 'executions')}
         />
       </div>
     </Stack>

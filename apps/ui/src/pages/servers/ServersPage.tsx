@@ -157,7 +157,7 @@ export default function ServersPage() {
         skeletonRows={6}
         empty={Object.keys(filter).length ? 'No server matches.' : 'No server has registered yet.'}
         sort={{ column: sort, order: list.order, onSort: (column) => list.change({ sort: column, order: sort === column && list.order === 1 ? -1 : 1 }) }}
-        paging={{ page: list.page, perPage: list.perPage, noun: 'servers', onPage: list.setPage, pageSizes: PAGE_SIZES, onPerPage: (perPage) => list.change({ perPage }) }}
+        paging={list.paging('servers')}
       />
     </>
   );
