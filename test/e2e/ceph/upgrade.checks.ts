@@ -115,7 +115,8 @@ export class IoProbe {
     await eventually('the client to write and read', async () => ((await this.report()).operations > 3 ? true : undefined), 60_000);
   }
 
-  async report(): Promise<ProbeReport> {
+  /** What the client logged so far (librados' own lines are read once it stopped). */
+  async report(): Promise<Omit<ProbeReport, 'laggy'>> {
     const { stdout } = await this.client.exec('cat /root/probe.log 2>/dev/null || true');
     const lines = stdout
       .split('\n')
@@ -129,13 +130,11 @@ export class IoProbe {
       longest = Math.max(longest, op.ms);
       lastOk = op.t;
     }
-    const laggy = (await this.client.exec("grep -h 'is laggy' /root/probe-objecter.log 2>/dev/null || true")).stdout.split('\n').filter((l) => l.trim() !== '');
     return {
       operations: lines.length,
       failures: lines.filter((op) => !op.ok).map(({ t, err }) => ({ t, err })),
       longestStallMs: Math.round(longest),
       slow: lines.filter((op) => op.ok && op.ms > SLOW_MS).map(({ t, ms }) => ({ t, ms: Math.round(ms) })),
-      laggy,
     };
   }
 
@@ -146,7 +145,8 @@ export class IoProbe {
       async () => ((await this.client.exec('systemctl is-active carapace-io-probe', { check: false })).stdout.trim() === 'active' ? undefined : true),
       60_000,
     );
-    return this.report();
+    const { stdout } = await this.client.exec("grep -h 'is laggy' /root/probe-objecter.log 2>/dev/null || true");
+    return { ...(await this.report()), laggy: stdout.split('\n').filter((l) => l.trim() !== '') };
   }
 }
 

@@ -35,7 +35,7 @@ const ENVELOPE_COLUMNS: ReadonlyMap<string, readonly [string, ColumnType]> = new
 const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'regexp'] as const;
 type Operator = (typeof OPERATORS)[number];
 const OPERATOR_SET: ReadonlySet<string> = new Set(OPERATORS);
-type Scalar = string | number | boolean | null;
+export type Scalar = string | number | boolean | null;
 const MAX_CONDITIONS = 32;
 const MAX_IN_VALUES = 1000;
 const PATH_PART = /^[A-Za-z0-9_]{1,64}$/;
@@ -107,6 +107,16 @@ export function bindValue(field: FieldExpression, name: string, value: string | 
   return sql`${value}`;
 }
 
+/** The field holds one of `values` (null: the field is null or absent), the values bound; no value: false. */
+export function fieldIn(field: FieldExpression, name: string, values: readonly Scalar[], dialect: Dialect): SQL {
+  const present = values.filter((v): v is string | number | boolean => v !== null);
+  const parts: SQL[] = [];
+  if (present.length) parts.push(sql`${field.expr} IN (${sql.join(present.map((v) => bindValue(field, name, v, dialect)), sql`, `)})`);
+  if (present.length < values.length) parts.push(sql`${field.expr} IS NULL`);
+  if (parts.length === 0) return sql`1 = 0`;
+  return parts.length === 1 ? (parts[0] as SQL) : sql`(${sql.join(parts, sql` OR `)})`;
+}
+
 function parseJsonParam(name: string, text: string | undefined): Record<string, unknown> {
   if (text === undefined || text === '') return {};
   let value: unknown;
@@ -152,13 +162,7 @@ function condition(field: FieldExpression, name: string, op: Operator, raw: unkn
       if (!Array.isArray(raw) || raw.length > MAX_IN_VALUES) {
         throw badRequest(`Filter "in" on "${name}" takes a list of at most ${MAX_IN_VALUES} values.`);
       }
-      const values = raw.map((v) => scalar(name, v));
-      const present = values.filter((v): v is string | number | boolean => v !== null);
-      const parts: SQL[] = [];
-      if (present.length) parts.push(sql`${expr} IN (${sql.join(present.map(bind), sql`, `)})`);
-      if (present.length < values.length) parts.push(sql`${expr} IS NULL`);
-      if (parts.length === 0) return sql`1 = 0`;
-      return parts.length === 1 ? (parts[0] as SQL) : sql`(${sql.join(parts, sql` OR `)})`;
+      return fieldIn(field, name, raw.map((v) => scalar(name, v)), dialect);
     }
     case 'regexp': {
       if (typeof raw !== 'string') throw badRequest(`Filter "regexp" on "${name}" takes a string.`);

@@ -4,7 +4,7 @@ import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
 import { atomically, rowSource, textList, type Database } from './database.js';
-import { bindValue, fieldExpression, tableName, type ModelFields } from './list-query.js';
+import { bindValue, fieldExpression, fieldIn, tableName, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
 import { COLUMNS, VersionedLists, type RepositoryLimits, type Row } from './versioned-lists.js';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
@@ -243,13 +243,13 @@ export class VersionedRepository<D> {
    * through `list`.
    */
   async liveWhere(match: FieldMatch<D>): Promise<Stored<D>[]> {
-    const conditions = Object.entries(match).map(([name, wanted]) => {
-      const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
-      const values = (typeof wanted === 'string' ? [wanted] : (wanted as readonly string[])).map((v) => bindValue(field, name, v, this.db.dialect));
-      return values.length === 0 ? sql`1 = 0` : sql`${field.expr} IN (${sql.join(values, sql`, `)})`;
-    });
+    const dialect = this.db.dialect;
+    const conditions = Object.entries(match).map(([name, wanted]) =>
+      fieldIn(fieldExpression(this.fields, name, { dialect }), name, typeof wanted === 'string' ? [wanted] : (wanted as readonly string[]), dialect),
+    );
     if (conditions.length === 0) throw new Error('liveWhere: name at least one field');
-    return (await this.lists.list({ page: 1, perPage: 1, all: true }, sql.join(conditions, sql` AND `))).items;
+    // every match, and no count of them
+    return (await this.lists.list({ page: 1, perPage: 1, all: true, withoutTotal: true }, sql.join(conditions, sql` AND `))).items;
   }
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
