@@ -55,6 +55,9 @@ export default defineConfig({
     // lane keeps one Ceph system of each kind at a time (test/e2e/ceph/system.ts).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     sequence: { sequencer: LaneSequencer },
+    // The default reporter, and every 3 minutes which tests are still running (a run stopped
+    // from outside then says what it was doing).
+    reporters: ['default', './test/support/progress-reporter.ts'],
     // One PostgreSQL server for the run (test/support/README.md, PostgreSQL), shared by both projects.
     globalSetup: ['test/support/postgres.global-setup.ts'],
     projects: [
