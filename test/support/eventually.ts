@@ -13,6 +13,16 @@ export interface EventuallyOptions {
 /** The first look comes at once; the pause between looks grows from 10 ms to 250 ms. */
 const FIRST_PAUSE_MS = 10;
 const LONGEST_PAUSE_MS = 250;
+/**
+ * A look that costs time is not repeated at once: the pause is at least this many times the
+ * last look's duration (up to LONGEST_COSTLY_PAUSE_MS), so that a wait spends at most a
+ * quarter of its time looking. A look at a lab host (`ceph status` in a container: a Python
+ * process, 0.3 to 0.5 s of CPU) repeated every 250 ms kept one of the machine's two cores
+ * busy for as long as the wait lasted; a look at an in-process state costs nothing and keeps
+ * the short pause.
+ */
+const COSTLY_LOOK_FACTOR = 3;
+const LONGEST_COSTLY_PAUSE_MS = 5_000;
 
 /**
  * Looks at `check` until it gives a value other than undefined or false, and returns that
@@ -30,6 +40,7 @@ export async function eventually<T>(
   let lastError: unknown;
   for (;;) {
     const last = giveUp?.() === true;
+    const lookStarted = Date.now();
     try {
       const value = await check();
       if (value !== undefined && value !== false) return value as Exclude<T, undefined | false>;
@@ -42,7 +53,10 @@ export async function eventually<T>(
       const cause = lastError instanceof Error ? `: ${lastError.message}` : lastError === undefined ? '' : `: ${JSON.stringify(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    const looked = Date.now() - lookStarted;
+    const wait = Math.max(pause, Math.min(COSTLY_LOOK_FACTOR * looked, LONGEST_COSTLY_PAUSE_MS));
+    // never past the deadline: the last look comes when the time is up
+    await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(0, deadline - Date.now()))));
     pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
   }
 }
