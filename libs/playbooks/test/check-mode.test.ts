@@ -313,6 +313,28 @@ describe('check mode: the gates are asked, and a no fails as in a real run', () 
     expect(writesIn(await yes.calls())).toEqual([]);
   }, 180_000);
 
+  it('carapace_ceph_maintenance mode=down, for real: waits until every PG is active again without the stopped OSDs before the monitors may stop', async () => {
+    const downDump = { ...OSD_DUMP, osds: [{ ...OSD_DUMP.osds[0], up: 0 }, OSD_DUMP.osds[1]] };
+    const repeered = await cluster({
+      ...READS,
+      'ceph osd dump': ok(downDump),
+      'ceph pg dump pgs_brief': ok({ pg_stats: [{ pgid: '1.0', state: 'active+undersized+degraded', acting: [1] }, { pgid: '1.1', state: 'active+undersized+degraded', acting: [1] }] }),
+    });
+    const done = await repeered.module('carapace_ceph_maintenance', { mode: 'down', daemons: { osd: ['0'] }, daemon_timeout: 5 }, { check: false });
+    expect(done.failed, JSON.stringify(done)).toBe(false);
+    expect(done.carapace_steps.map((s: Result) => s.name)).toEqual(['osd.0 down (noout: not marked out, no data moves)', 'Every PG active again without them: all 2 PGs active without osd.0']);
+
+    // the managers' statistics still name osd.0 in an acting set, and one PG peers: not yet, and after the bound a refusal saying which
+    const stale = await cluster({
+      ...READS,
+      'ceph osd dump': ok(downDump),
+      'ceph pg dump pgs_brief': ok({ pg_stats: [{ pgid: '1.0', state: 'active+clean', acting: [0, 1] }, { pgid: '1.1', state: 'peering', acting: [1] }] }),
+    });
+    const refused = await stale.module('carapace_ceph_maintenance', { mode: 'down', daemons: { osd: ['0'] }, daemon_timeout: 2 }, { check: false });
+    expect(refused.failed).toBe(true);
+    expect(refused.msg).toBe('the PGs did not all become active again without osd.0: 2 of 2 PGs not active again yet: 1.0 acting [0, 1], 1.1 peering');
+  }, 180_000);
+
   it('carapace_ceph_mons: a refused removal fails; a removal and a retirement are reported, not made; joined is unknown for a monitor not there', async () => {
     const c = await cluster(READS);
     const last = await c.module('carapace_ceph_mons', { mode: 'gate_remove', name: 'a', address: '10.0.0.11' });

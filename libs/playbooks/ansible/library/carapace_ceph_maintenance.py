@@ -23,7 +23,8 @@ description:
     disables, then disables the activation units (ceph-volume@lvm-ID-*) and masks, with
     --now, the daemons' units: masked units stay stopped across a reboot and an apt upgrade.
   - mode=down, on the monitor: waits (daemon_timeout) until the hosts' OSDs are down (marking
-    those still up down) and their monitors out of the quorum, the quorum still formed.
+    those still up down), then (at most 120 s) until every PG is active again without them,
+    and until their monitors are out of the quorum, the quorum still formed.
   - mode=start, on a host: unmasks what the record (or, without one, what is masked) says,
     re-enables the activation units, and starts the daemons of kinds (mon and mgr first, osd
     after): an OSD with an activation unit through it, since it mounts the OSD's directory.
@@ -71,6 +72,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     daemon_metadata,
     osd_dump,
     osd_ok_to_stop,
+    pgs_active_without,
     pgs_clean,
     quorum,
     set_noout,
@@ -209,6 +211,14 @@ def down(p):
         raise Refused("the OSDs of the hosts are not down: %s" % words)
     if osds:
         steps.append(step("%s down (noout: not marked out, no data moves)" % ", ".join("osd." + i for i in osds), started))
+        # Before a monitor of these hosts stops (the next play), every PG has re-peered without
+        # these OSDs: peering needs the monitors to record the new primaries' up_thru, and an
+        # election started in the middle of it holds client IO for as long as both last.
+        peered = time.time()
+        ok, words, _ = wait_until(lambda: pgs_active_without(osds, timeout), min(120, p["daemon_timeout"]), 1)
+        if not ok:
+            raise Refused("the PGs did not all become active again without %s: %s" % (", ".join("osd." + i for i in osds), words))
+        steps.append(step("Every PG active again without them: %s" % words, peered))
 
     def mons_out():
         in_quorum, _ = quorum(timeout)

@@ -358,6 +358,27 @@ def pgs_clean(timeout=30):
     return clean == total, words
 
 
+def pgs_active_without(osds, timeout=30):
+    """(every PG active again without the OSDs `osds`, words), from `ceph pg dump pgs_brief`:
+    each PG active, none peering, activating or of unknown state, and none with one of those
+    OSDs still in its acting set (the managers' PG statistics lag the OSD map by a report or
+    two: a PG that still names a stopped OSD has not been reported since it re-peered)."""
+    data = ceph_required(["pg", "dump", "pgs_brief"], timeout)
+    pgs = data.get("pg_stats", []) if isinstance(data, dict) else (data or [])
+    gone = set(int(o) for o in osds)
+    waiting = []
+    for pg in pgs:
+        state = str(pg.get("state", ""))
+        acting = [int(o) for o in pg.get("acting", []) or []]
+        if "active" not in state.split("+") or re.search(r"peering|activating|unknown|stale", state):
+            waiting.append("%s %s" % (pg.get("pgid"), state))
+        elif gone.intersection(acting):
+            waiting.append("%s acting %s" % (pg.get("pgid"), acting))
+    if waiting:
+        return False, "%d of %d PGs not active again yet: %s" % (len(waiting), len(pgs), ", ".join(waiting[:8]) + (", ..." if len(waiting) > 8 else ""))
+    return True, "all %d PGs active without %s" % (len(pgs), ", ".join("osd.%d" % o for o in sorted(gone)))
+
+
 def incarnations(kind, ids, timeout=30):
     """What identifies the running incarnation of each daemon, to tell a restarted one:
     {id: up_from epoch} of OSDs, {id: gid} of managers, {"election_epoch": n} for monitors
