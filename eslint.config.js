@@ -73,6 +73,30 @@ export default tseslint.config(
     },
   },
   {
+    // The control plane's SQL stays in db/: services combine the repositories' conditions
+    // (db/condition.ts) and never write or read a statement.
+    files: ['apps/control-plane/src/**/*.ts'],
+    ignores: ['apps/control-plane/src/db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'drizzle-orm', message: 'SQL belongs to db/: ask a repository, or combine its Conditions (db/condition.ts).' }],
+          patterns: [
+            {
+              regex: '^@carapace/[^/]+/(src|test|dist)(/|$)',
+              message: "Import the package's public entry (its package.json `exports`), not its internals.",
+            },
+            {
+              regex: '(^|/)(apps|libs)/[^/]+/(src|test|dist)(/|$)',
+              message: "Import the package by name (@carapace/...), through its public entry, not by path into its files.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The web UI: eslint-plugin-react-hooks' recommended rules (the rules of hooks, and
     // React Compiler's checks: no ref read or written during render, no setState in an
     // effect's body or unconditionally in render, pure renders, ...), and effects that name

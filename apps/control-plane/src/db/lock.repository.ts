@@ -1,4 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
+import { StatementPart, type IdSubquery, type Statement } from './condition.js';
 import { rowSource, textList, type Database } from './database.js';
 
 /** A held server lock. */
@@ -47,7 +48,7 @@ export class LockRepository {
    */
   async lockEach(requests: readonly LockRequest[], expiresAt: number): Promise<Set<string>> {
     const statement = this.lockStatement(requests, expiresAt);
-    return this.settle(requests, statement ? await this.db.all<{ executionId: string }>(statement) : []);
+    return this.settle(requests, statement ? await this.db.all<{ executionId: string }>(StatementPart.sql(statement)) : []);
   }
 
   /**
@@ -56,7 +57,7 @@ export class LockRepository {
    * execution ids), only those executions lock anything. What it returns goes to `settle`,
    * in the same transaction.
    */
-  lockStatement(requests: readonly LockRequest[], expiresAt: number, onlyFor?: SQL): SQL | null {
+  lockStatement(requests: readonly LockRequest[], expiresAt: number, onlyFor?: IdSubquery): Statement | null {
     const rows = requests.flatMap((r) => r.serverIds.map((serverId) => [serverId, r.executionId, r.owner] as const));
     if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
     if (rows.length === 0) return null;
@@ -64,13 +65,13 @@ export class LockRepository {
     // `WHERE true`: SQLite reads an `ON CONFLICT` after a bare `FROM` as a join's.
     const rowsToLock = onlyFor
       ? sql`SELECT * FROM (WITH s (server_id, execution_id, owner, expires_at) AS (${source})
-          SELECT * FROM s WHERE execution_id IN (${onlyFor})) AS q WHERE true`
+          SELECT * FROM s WHERE execution_id IN (${StatementPart.sql(onlyFor)})) AS q WHERE true`
       : source;
     // A server locked already is not returned.
-    return sql`
+    return StatementPart.of(sql`
       INSERT INTO server_locks (server_id, execution_id, owner, expires_at) ${rowsToLock}
       ON CONFLICT (server_id) DO NOTHING
-      RETURNING execution_id AS "executionId"`;
+      RETURNING execution_id AS "executionId"`);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonEqual, MAX_DATA_DEPTH, nestsDeeper } from '@carapace/models';
 import { getTableName, sql, type SQL } from 'drizzle-orm';
+import { StatementPart, type Condition, type IdSubquery, type Statement } from './condition.js';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
 import { atomically, rowSource, textList, type Database } from './database.js';
@@ -147,9 +148,10 @@ export class VersionedRepository<D> {
    * one round trip (`write` as a data-modifying `WITH`, which sees the same snapshot); on
    * SQLite, in two.
    */
-  async tryGetManyForUpdateAnd<R>(ids: readonly string[], where: SQL, write: (ids: SQL) => SQL | null): Promise<{ models: Map<string, Stored<D>>; written: R[] }> {
+  async tryGetManyForUpdateAnd<R>(ids: readonly string[], where: Condition, write: (ids: IdSubquery) => Statement | null): Promise<{ models: Map<string, Stored<D>>; written: R[] }> {
     const unique = [...new Set(ids)];
-    const writing = unique.length ? write(sql`SELECT id FROM latest WHERE ${where}`) : null;
+    const statement = unique.length ? write(StatementPart.of<'ids'>(sql`SELECT id FROM latest WHERE ${StatementPart.sql(where)}`)) : null;
+    const writing = statement ? StatementPart.sql(statement) : null;
     if (!writing || this.db.dialect !== 'postgres') {
       const models = await this.tryGetManyForUpdate(unique);
       if (!writing || models.size === 0) return { models, written: [] };
@@ -207,33 +209,33 @@ export class VersionedRepository<D> {
   }
 
   /** A condition for `list`'s `extra`, its value written out (`VersionedLists.fieldEquals`). */
-  fieldEquals(name: string, value: string): SQL {
-    return this.lists.fieldEquals(name, value);
+  fieldEquals(name: string, value: string): Condition {
+    return StatementPart.of(this.lists.fieldEquals(name, value));
   }
 
   /** A condition for `list`'s `extra`: the data field `name` is JSON `true`, or not (`VersionedLists.fieldIsTrue`). */
-  fieldIsTrue(name: string, wanted: boolean): SQL {
-    return this.lists.fieldIsTrue(name, wanted);
+  fieldIsTrue(name: string, wanted: boolean): Condition {
+    return StatementPart.of(this.lists.fieldIsTrue(name, wanted));
   }
 
   /** A page of the latest versions of the models matching the request (`VersionedLists.list`). */
-  list(request: ListRequest, extra?: SQL): Promise<Page<Stored<D>>> {
-    return this.lists.list(request, extra);
+  list(request: ListRequest, extra?: Condition): Promise<Page<Stored<D>>> {
+    return this.lists.list(request, extra && StatementPart.sql(extra));
   }
 
   /** The live models meeting `condition`, in stored order, as keys, ids and versions (`VersionedLists.idsInStoredOrder`). */
-  idsInStoredOrder(condition: SQL, index: string, afterPk: number, limit: number): Promise<{ pk: number; id: string; version: number }[]> {
-    return this.lists.idsInStoredOrder(condition, index, afterPk, limit);
+  idsInStoredOrder(condition: Condition, index: string, afterPk: number, limit: number): Promise<{ pk: number; id: string; version: number }[]> {
+    return this.lists.idsInStoredOrder(StatementPart.sql(condition), index, afterPk, limit);
   }
 
   /** As `list`, `data` left as stored (`VersionedLists.listText`). */
-  listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
-    return this.lists.listText(request, extra);
+  listText(request: ListRequest, extra?: Condition): Promise<Page<StoredText>> {
+    return this.lists.listText(request, extra && StatementPart.sql(extra));
   }
 
   /** Every model matching the request, in batches (`VersionedLists.cursor`). */
-  cursor(request: ListRequest, extra?: SQL): Promise<ListCursor<StoredText>> {
-    return this.lists.cursor(request, extra);
+  cursor(request: ListRequest, extra?: Condition): Promise<ListCursor<StoredText>> {
+    return this.lists.cursor(request, extra && StatementPart.sql(extra));
   }
 
   /**
@@ -282,9 +284,9 @@ export class VersionedRepository<D> {
    * say): the condition is checked by the statement that stores the model, in one round trip
    * and with no moment between the check and the write. Undefined when it does not hold.
    */
-  async createIf(condition: SQL, data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Promise<Stored<D> | undefined> {
+  async createIf(condition: Condition, data: D, initiatorId: string | null, now: number, id: string = randomUUID()): Promise<Stored<D> | undefined> {
     const model: Stored<D> = { id, version: 1, time_updated: now, time_deleted: 0, initiator_id: initiatorId, data };
-    return (await this.insert(model, condition)) ? model : undefined;
+    return (await this.insert(model, StatementPart.sql(condition))) ? model : undefined;
   }
 
   /**
@@ -293,19 +295,19 @@ export class VersionedRepository<D> {
    * whose predicate is the same condition: the answer reads no model's JSON (SQLite is told
    * to use it, `INDEXED BY`). False for no ids.
    */
-  anyLiveAmong(ids: readonly string[], field: string, value: string, index: string): SQL {
-    if (ids.length === 0) return sql`0 = 1`;
+  anyLiveAmong(ids: readonly string[], field: string, value: string, index: string): Condition {
+    if (ids.length === 0) return StatementPart.of(sql`0 = 1`);
     const from = this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
     const list = sql.join(
       ids.map((id) => sql`${id}`),
       sql`, `,
     );
-    return sql`EXISTS (SELECT 1 FROM ${from} WHERE is_latest = 1 AND time_deleted = 0 AND ${this.lists.fieldEquals(field, value)} AND id IN (${list}))`;
+    return StatementPart.of(sql`EXISTS (SELECT 1 FROM ${from} WHERE is_latest = 1 AND time_deleted = 0 AND ${this.lists.fieldEquals(field, value)} AND id IN (${list}))`);
   }
 
   /** A condition, for a statement of any repository: the model `id` exists and its latest version is not deleted. */
-  liveCondition(id: string): SQL {
-    return sql`EXISTS (SELECT 1 FROM ${this.table} WHERE id = ${id} AND is_latest = 1 AND time_deleted = 0)`;
+  liveCondition(id: string): Condition {
+    return StatementPart.of(sql`EXISTS (SELECT 1 FROM ${this.table} WHERE id = ${id} AND is_latest = 1 AND time_deleted = 0)`);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ExecutionData, PlaybookConfigurationData, ServerData } from '@carapace/models';
 import { getPlugin } from '@carapace/playbooks';
-import type { SQL } from 'drizzle-orm';
 import type { LockRepository } from '../db/lock.repository.js';
+import type { Condition } from '../db/condition.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { UniqueViolation } from '../errors.js';
@@ -28,7 +28,7 @@ interface FreeRunner {
  */
 export class ExecutionClaims {
   /** The condition of a queued execution (state `created`), as the queue's index reads it. */
-  private readonly queued: SQL;
+  private readonly queued: Condition;
   /** The queued executions the last pass read, by id (`queuePage`). */
   private seen = new Map<string, Stored<ExecutionData>>();
 

@@ -10,8 +10,8 @@ import type {
 } from '@carapace/models';
 import { parseBoolean } from '@carapace/config';
 import { getPlugin } from '@carapace/playbooks';
-import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionEventsRepository } from '../db/execution-events.repository.js';
+import { Conditions, type Condition } from '../db/condition.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored } from '../domain/list-types.js';
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../errors.js';
@@ -50,7 +50,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     private readonly events: ExecutionEventsRepository,
     private readonly servers: {
       /** A condition: one of the servers is live and in maintenance (through an index). */
-      anyInMaintenance(ids: readonly string[]): SQL;
+      anyInMaintenance(ids: readonly string[]): Condition;
       /** The live servers of `ids` in maintenance. */
       inMaintenance(ids: readonly string[]): Promise<string[]>;
     },
@@ -163,7 +163,7 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     return mapCursor(await this.repo.cursor(request, this.scope(query)), (row) => this.listItem(row));
   }
 
-  private scope(query: Readonly<Record<string, unknown>> | undefined): SQL {
+  private scope(query: Readonly<Record<string, unknown>> | undefined): Condition {
     const raw = query?.preview;
     const previews = raw === undefined ? false : typeof raw === 'string' ? parseBoolean(raw) : undefined;
     if (previews === undefined) throw badRequest('Query parameter "preview" takes a boolean.');
@@ -189,9 +189,11 @@ export class ExecutionService extends VersionedService<ExecutionData> {
     const serverIds = config.data.server_ids;
     const touchesMaintenance = playbook !== 'maintenance_exit' && serverIds.length > 0;
     const execution = await this.repo.createIf(
-      sql`${this.configurations.liveCondition(id)} AND ${this.clusters.liveCondition(clusterId)}${
-        touchesMaintenance ? sql` AND NOT ${this.servers.anyInMaintenance(serverIds)}` : sql``
-      }`,
+      Conditions.all(
+        this.configurations.liveCondition(id),
+        this.clusters.liveCondition(clusterId),
+        touchesMaintenance ? Conditions.not(this.servers.anyInMaintenance(serverIds)) : undefined,
+      ),
       {
         playbook_configuration: { id, version, playbook_name: playbook },
         state: 'created',

@@ -1,6 +1,6 @@
 import type { ModelName } from '@carapace/models';
-import type { SQL } from 'drizzle-orm';
 import { conflict, notFound, UniqueViolation } from '../errors.js';
+import type { Condition } from '../db/condition.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from '../domain/list-types.js';
 import { nowS, type Clock } from '../ports.js';
@@ -73,7 +73,7 @@ export class VersionedService<D> {
   }
 
   /** A condition for a statement (`VersionedRepository.createIf`): the model `id` is live. */
-  liveCondition(id: string): SQL {
+  liveCondition(id: string): Condition {
     return this.repo.liveCondition(id);
   }
 
