@@ -16,6 +16,8 @@ export default class ProgressReporter implements Reporter {
   private readonly began = Date.now();
   private readonly files = new Map<string, number>();
   private readonly cases = new Map<string, { name: string; file: string; since: number }>();
+  /** The last test that ended in each running file, and when. */
+  private readonly lastEnded = new Map<string, { name: string; at: number }>();
   private ended = 0;
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -34,6 +36,7 @@ export default class ProgressReporter implements Reporter {
 
   onTestModuleEnd(module: TestModule): void {
     this.files.delete(module.moduleId);
+    this.lastEnded.delete(module.moduleId);
     this.ended++;
   }
 
@@ -43,6 +46,7 @@ export default class ProgressReporter implements Reporter {
 
   onTestCaseResult(test: TestCase): void {
     this.cases.delete(test.id);
+    this.lastEnded.set(test.module.moduleId, { name: test.name, at: Date.now() });
   }
 
   onTestRunEnd(): void {
@@ -54,7 +58,10 @@ export default class ProgressReporter implements Reporter {
     const lines = [`[progress] ${minutes(now - this.began)} into the run: ${this.ended} of ${this.total} files ended, ${this.files.size} running; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`];
     for (const [file, since] of this.files) {
       const running = [...this.cases.values()].filter((c) => c.file === file);
-      const what = running.map((c) => `"${c.name}" for ${minutes(now - c.since)}`).join('; ') || 'in a hook';
+      const last = this.lastEnded.get(file);
+      // the workers report a test's start late, or not before it ends: then say what ended last
+      const between = last ? `the last test to end was "${last.name}", ${minutes(now - last.at)} ago` : 'no test of it has ended yet (its first test or a hook)';
+      const what = running.map((c) => `"${c.name}" for ${minutes(now - c.since)}`).join('; ') || between;
       lines.push(`[progress]   ${relative(process.cwd(), file)} (${minutes(now - since)}): ${what}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
