@@ -3,11 +3,12 @@
 // key is (the monitors' config-key store) and where it must not be (anything the host wrote
 // to its disks), and what a reboot brings back by itself.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { LabHost } from '../../lab/lab.js';
+import { run } from '../../lab/sys.js';
 import type { CephSystem, Json } from './system.js';
 
 /** One OSD's data volume as `ceph-volume lvm list` reports it. */
@@ -83,20 +84,47 @@ export async function cryptMappings(host: LabHost): Promise<string[]> {
 }
 
 /**
+ * The byte ranges of `file` that hold data, [start, end) each (`SEEK_DATA` and `SEEK_HOLE`,
+ * through Python's os.lseek: Node has no lseek): a disk image of 8 GiB is mostly holes, which
+ * read as zeros and hold nothing to find. The whole file where the file system cannot say.
+ */
+async function dataRanges(file: string): Promise<[number, number][]> {
+  const script = [
+    'import os, sys',
+    'fd = os.open(sys.argv[1], os.O_RDONLY); size = os.fstat(fd).st_size; at = 0',
+    'while at < size:',
+    '    try: start = os.lseek(fd, at, os.SEEK_DATA)',
+    '    except OSError: break',
+    '    end = os.lseek(fd, start, os.SEEK_HOLE); print(start, end); at = end',
+  ].join('\n');
+  const r = await run('python3', ['-c', script, file], { check: false });
+  if (r.exitCode !== 0) return [[0, Number.MAX_SAFE_INTEGER]];
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.split(' ').map(Number) as [number, number]);
+}
+
+/**
  * How many times `needle` occurs in a file of this machine (a VM's qcow2 overlay or raw disk),
- * read as bytes in chunks of 16 MiB (each chunk overlapping the last by the needle's length, so
- * that a needle across two chunks is found). Not grep: a disk image's runs of zeros or
- * ciphertext hold no newline, and grep kept such a "line" of 7 GiB in memory.
+ * read as bytes, only where the file holds data (`dataRanges`), in chunks of 16 MiB (each
+ * chunk overlapping the last by the needle's length, so that a needle across two chunks is
+ * found; a needle holds no zero byte, so none lies across a hole). Not grep: a disk image's
+ * runs of zeros or ciphertext hold no newline, and grep kept such a "line" of 7 GiB in memory.
  */
 export async function occurrencesInFile(file: string, needle: string): Promise<number> {
   const wanted = Buffer.from(needle);
+  if (wanted.includes(0)) throw new Error('occurrencesInFile: the needle holds a zero byte, which a hole would hide');
   let count = 0;
-  let carry = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file, { highWaterMark: 16 * 1024 * 1024 }) as AsyncIterable<Buffer>) {
-    const window = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
-    for (let at = window.indexOf(wanted); at !== -1; at = window.indexOf(wanted, at + wanted.length)) count++;
-    // the tail that may hold the start of a needle completed by the next chunk (never a whole one)
-    carry = Buffer.from(window.subarray(Math.max(0, window.length - (wanted.length - 1))));
+  for (const [start, end] of await dataRanges(file)) {
+    let carry = Buffer.alloc(0);
+    const stream = createReadStream(file, { start, end: end - 1, highWaterMark: 16 * 1024 * 1024 }) as AsyncIterable<Buffer>;
+    for await (const chunk of stream) {
+      const window = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+      for (let at = window.indexOf(wanted); at !== -1; at = window.indexOf(wanted, at + wanted.length)) count++;
+      // the tail that may hold the start of a needle completed by the next chunk (never a whole one)
+      carry = Buffer.from(window.subarray(Math.max(0, window.length - (wanted.length - 1))));
+    }
   }
   return count;
 }
@@ -111,7 +139,7 @@ export async function expectKeyNotOnDisks(host: LabHost, keys: readonly string[]
   const files = [host.root, ...host.disks.map((d) => d.file)];
   for (const key of keys) {
     expect(key.length, 'a dm-crypt key').toBeGreaterThan(20);
-    expect(await occurrencesInFileHolding(key), 'the search finds the key where it is: across a chunk border').toBe(2);
+    expect(await occurrencesInFileHolding(key), 'the search finds the key where it is: across a chunk border, after a hole, at the end').toBe(3);
     for (const file of files) expect(await occurrencesInFile(file, key), `the dm-crypt key in clear in ${file}`).toBe(0);
   }
 }
@@ -134,15 +162,26 @@ export async function enabledActivationUnits(host: LabHost): Promise<string[]> {
     .sort();
 }
 
-/** occurrencesInFile over a file of 17 MiB holding `needle` once across its first chunk border and once at its end. */
+/**
+ * occurrencesInFile over a sparse file of 48 MiB holding `needle` three times: across the
+ * first chunk border, after a hole of 23 MiB, and at its end.
+ */
 async function occurrencesInFileHolding(needle: string): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'carapace-search-'));
+  const MiB = 1024 * 1024;
   try {
-    const bytes = Buffer.alloc(17 * 1024 * 1024);
-    bytes.write(needle, 16 * 1024 * 1024 - 5);
-    bytes.write(needle, bytes.length - needle.length);
-    await writeFile(join(dir, 'probe'), bytes);
-    return await occurrencesInFile(join(dir, 'probe'), needle);
+    const file = join(dir, 'probe');
+    const bytes = Buffer.alloc(17 * MiB, 0x61);
+    bytes.write(needle, 16 * MiB - 5);
+    await writeFile(file, bytes);
+    const handle = await open(file, 'r+');
+    try {
+      await handle.write(Buffer.from(needle), 0, needle.length, 40 * MiB);
+      await handle.write(Buffer.from(needle), 0, needle.length, 48 * MiB - needle.length);
+    } finally {
+      await handle.close();
+    }
+    return await occurrencesInFile(file, needle);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
