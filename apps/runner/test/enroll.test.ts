@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
+import { defectiveSsh2Pair } from './support/ssh2-defective-key.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunnerConfig } from '../src/config.js';
 import { enroll } from '../src/enroll.js';
@@ -81,12 +81,7 @@ describe('carapace-runner enroll', () => {
   it("reports and mends a key an older runner wrote with ssh2's defect (a 31-byte public key), printing the valid line", () => {
     const state = join(dir, 'old-runner');
     execFileSync('mkdir', ['-p', state]);
-    let pair: { private: string; public: string } | undefined;
-    for (let i = 0; i < 20_000 && !pair; i += 1) {
-      const candidate = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'carapace-runner' });
-      if (Buffer.from(candidate.public.split(' ')[1] ?? '', 'base64').length < 51) pair = candidate;
-    }
-    if (!pair) throw new Error('ssh2 made no defective key in 20,000 tries');
+    const pair = defectiveSsh2Pair();
     writeFileSync(join(state, 'id_ed25519'), pair.private, { mode: 0o600 });
     writeFileSync(join(state, 'id_ed25519.pub'), `${pair.public}\n`);
     expect(ed25519PublicKeyProblem(pair.public)).toBeDefined();

@@ -15,6 +15,7 @@ import {
   repairEd25519PrivateKey,
   type OpenSshKeyPair,
 } from '../src/ssh/index.js';
+import { defectiveSsh2Pair } from './support/ssh2-defective-key.js';
 import { startSshd, type TestSshd } from './support/sshd.js';
 
 const KEYS = 20_000;
@@ -51,15 +52,6 @@ function sshKeygenFingerprint(line: string, name: string): string {
   const file = join(dir, `${name}.pub`);
   writeFileSync(file, `${line}\n`);
   return execFileSync('ssh-keygen', ['-l', '-f', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
-
-/** A key pair from ssh2's own generator whose public key lost its leading zero byte (one in 256). */
-function defectiveSsh2Pair(): { private: string; public: string } {
-  for (let i = 0; i < 20_000; i += 1) {
-    const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'carapace-runner' });
-    if (Buffer.from(pair.public.split(' ')[1] ?? '', 'base64').length < 51) return pair;
-  }
-  throw new Error('ssh2 made no defective key in 20,000: its generator was fixed, and the repair test has nothing left to repair');
 }
 
 describe('runner SSH keys', () => {

@@ -12,7 +12,7 @@
  *
  * @packageDocumentation
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 
 const KEY_TYPE = 'ssh-ed25519';
 const MAGIC = Buffer.from('openssh-key-v1\0', 'latin1');
@@ -83,9 +83,14 @@ export function encodeEd25519KeyPair(privateKey: KeyObject, comment = ''): OpenS
   return { privateKey: `${PEM_BEGIN}\n${lines.join('\n')}\n${PEM_END}\n`, publicKey: comment ? `${line} ${comment}` : line };
 }
 
-/** A new ed25519 key pair in OpenSSH's formats. */
+/**
+ * A new ed25519 key pair in OpenSSH's formats, from 32 random bytes (the seed, as RFC 8032
+ * makes a key). Not `generateKeyPairSync`: in Node 20 a process that makes many keys that way
+ * can deadlock in the garbage collector (seen in this project's test of 20,000 keys: the main
+ * thread waiting forever on a mutex in a key-generation job's destructor).
+ */
 export function generateEd25519KeyPair(comment = ''): OpenSshKeyPair {
-  return encodeEd25519KeyPair(generateKeyPairSync('ed25519').privateKey, comment);
+  return encodeEd25519KeyPair(ed25519PrivateKeyFromSeed(randomBytes(ED25519_KEY_BYTES)), comment);
 }
 
 /** The Node private key of a 32-byte ed25519 seed. */
