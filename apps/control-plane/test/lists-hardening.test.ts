@@ -225,7 +225,7 @@ describe('list hardening', () => {
       token: root,
       body: { name: 'deep', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [server.id] },
     });
-    expect(created.status).toBe(200);
+    expect(created.status, created.body).toBe(200);
     const put = (configuration: Record<string, unknown>, envelope = created.json) =>
       h.request('PUT', `/v1/playbook_configuration/${created.json.id}/`, { token: root, body: { ...envelope, data: { ...envelope.data, configuration } } });
     // data (1) > configuration (2) > global_vars (3) > the nested objects.
@@ -272,7 +272,7 @@ describe('list hardening', () => {
       token: root,
       body: { name: 'healthy', cluster_id: clusterId, playbook_id: 'hello_world', server_ids: [server.id] },
     });
-    expect(created.status).toBe(200);
+    expect(created.status, created.body).toBe(200);
     // The API refuses such a document now; one stored before, written here directly.
     const poisonId = randomUUID();
     const data = { ...created.json.data, name: 'poisoned', configuration: { global_vars: { deep: nested(1100) }, inventory: {} } };
