@@ -5,6 +5,18 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 import carapace from './scripts/eslint-import-cycles.js';
 
+/** Imports across packages go through a package's public entry (every file; the control plane's also forbid drizzle-orm outside db/). */
+const PACKAGE_BOUNDARIES = [
+  {
+    regex: '^@carapace/[^/]+/(src|test|dist)(/|$)',
+    message: "Import the package's public entry (its package.json `exports`), not its internals.",
+  },
+  {
+    regex: '(^|/)(apps|libs)/[^/]+/(src|test|dist)(/|$)',
+    message: "Import the package by name (@carapace/...), through its public entry, not by path into its files.",
+  },
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', '**/drizzle/**', 'libs/protocol/src/generated/**', '**/*.js', '!eslint.config.js'] },
   js.configs.recommended,
@@ -57,16 +69,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              regex: '^@carapace/[^/]+/(src|test|dist)(/|$)',
-              message: "Import the package's public entry (its package.json `exports`), not its internals.",
-            },
-            {
-              regex: '(^|/)(apps|libs)/[^/]+/(src|test|dist)(/|$)',
-              message: "Import the package by name (@carapace/...), through its public entry, not by path into its files.",
-            },
-          ],
+          patterns: PACKAGE_BOUNDARIES,
         },
       ],
       'carapace/no-import-cycle': 'error',
@@ -82,16 +85,7 @@ export default tseslint.config(
         'error',
         {
           paths: [{ name: 'drizzle-orm', message: 'SQL belongs to db/: ask a repository, or combine its Conditions (db/condition.ts).' }],
-          patterns: [
-            {
-              regex: '^@carapace/[^/]+/(src|test|dist)(/|$)',
-              message: "Import the package's public entry (its package.json `exports`), not its internals.",
-            },
-            {
-              regex: '(^|/)(apps|libs)/[^/]+/(src|test|dist)(/|$)',
-              message: "Import the package by name (@carapace/...), through its public entry, not by path into its files.",
-            },
-          ],
+          patterns: PACKAGE_BOUNDARIES,
         },
       ],
     },

@@ -151,16 +151,6 @@ describe('LVM and encrypted OSDs on a VM host with its own kernel, through the A
     expect((await host.exec('ip -4 -o addr show dev eth0')).stdout).toContain(`${host.ip}/24`);
     await eventually(`osd.${id} up and in after the reboot`, async () => ((await upAndIn(sys, mon(), [id])) ? true : undefined), 600_000);
     log(`reboot: osd.${id} up again ${((Date.now() - started) / 1000).toFixed(1)} s after the reboot began`);
-    // where the time went: the last boot's shutdown, this boot's units, ceph-volume's activation
-    const breakdown = await host.exec(
-      [
-        'journalctl -b -1 -o short-monotonic --no-pager | grep -E "Stopping|Stopped|Shutting down|timed out|SIGKILL" | head -40',
-        'echo ---; systemd-analyze; systemd-analyze blame --no-pager | head -12',
-        `echo ---; journalctl -b -o short-monotonic --no-pager -u 'ceph-volume@*' -u 'ceph-osd@*' -u systemd-networkd -u systemd-networkd-wait-online | head -60`,
-      ].join('; '),
-      { check: false },
-    );
-    log(`reboot breakdown:\n${breakdown.stdout}${breakdown.stderr}`);
     expect(await cryptMappings(host)).toHaveLength(1);
     expect((await host.exec(`systemctl is-active ceph-osd@${id}`)).stdout.trim()).toBe('active');
     expect((await sys.api.ok('GET', '/v1/execution/?per_page=1')).total).toBe(executions);
