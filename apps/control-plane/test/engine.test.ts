@@ -4,7 +4,6 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Harness } from '@carapace/test-support/harness';
 import type { ExecutionData } from '@carapace/models';
-import { rowSource } from '../src/db/database.js';
 import { LockRepository } from '../src/db/lock.repository.js';
 import { executions } from '../src/db/schema/index.js';
 import { VersionedRepository } from '../src/db/versioned.repository.js';
@@ -304,7 +303,7 @@ describe('execution engine: queue, locks and leases', () => {
       Array.from({ length: n }, (_, i) => [`${prefix}-${i}`, 1, 0, 0, null, 1, data(i)] as (string | number | null)[]);
     const insert = (values: (string | number | null)[][]) =>
       h.db.run(sql`INSERT INTO executions (id, version, time_updated, time_deleted, initiator_id, is_latest, data)
-        ${rowSource(h.db.dialect, values, ['text', 'int8', 'int8', 'int8', 'text', 'int2', 'text'])}`);
+        ${h.db.engine.rowSource(values, ['text', 'int8', 'int8', 'int8', 'text', 'int2', 'text'])}`);
     await insert(rows('ended', 3000, () => ended));
     const server = (await addServer(h)).id;
     const first = await queue([server]);
