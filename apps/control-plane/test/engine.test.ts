@@ -273,6 +273,7 @@ describe('execution engine: queue, locks and leases', () => {
     const s = (await addServer(h)).id;
     const [a, b, c] = [await queue([s]), await queue([s]), await queue([s])];
     expect((await engine().claim('r-seen', 1)).map((x) => x.execution.id)).toEqual([a]);
+    // The test reads the engine's own SQL text and query plan (EXPLAIN differs): it names the engine, as no src/ code does.
     const dialect = h.db.dialect === 'postgres' ? new PgDialect() : new SQLiteSyncDialect();
     /** The ids among `ids` that the statements of a pass name. */
     const named = async (ids: string[]): Promise<string[]> => {
@@ -310,6 +311,7 @@ describe('execution engine: queue, locks and leases', () => {
     const firstData = JSON.parse((await h.db.get<{ data: string }>(sql`SELECT data FROM executions WHERE id = ${first} AND is_latest = 1`))?.data ?? '{}');
     await insert(rows('waiting', 600, (i) => JSON.stringify({ ...firstData, id: `waiting-${i}`, time_created: firstData.time_created + 1 + i })));
     const statements = await readsOf(async () => expect((await engine().claim('r-index', 1)).map((x) => x.execution.id)).toEqual([first]));
+    // The test reads the engine's own SQL text and query plan (EXPLAIN differs): it names the engine, as no src/ code does.
     const dialect = h.db.dialect === 'postgres' ? new PgDialect() : new SQLiteSyncDialect();
     const read = statements.find((q) => /ORDER BY/.test(dialect.sqlToQuery(q).sql) && /FROM "executions"/.test(dialect.sqlToQuery(q).sql));
     expect(read, 'the queue read').toBeDefined();
