@@ -91,6 +91,26 @@ export default tseslint.config(
     },
   },
   {
+    // What differs between SQLite and PostgreSQL lives in one module per engine, behind
+    // `SqlEngine` (db/engine.ts): no other code of the control plane asks which engine it runs
+    // on (`db.dialect`, or a comparison with a `dialect`); it asks `db.engine`.
+    files: ['apps/control-plane/src/**/*.ts'],
+    ignores: ['apps/control-plane/src/db/{sqlite,postgres,sqlite-engine,postgres-engine}.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='dialect']",
+          message: 'Ask the engine (db.engine, db/engine.ts) what differs between SQLite and PostgreSQL, not which one it is.',
+        },
+        {
+          selector: "BinaryExpression > Identifier[name='dialect']",
+          message: 'Ask the engine (db.engine, db/engine.ts) what differs between SQLite and PostgreSQL, not which one it is.',
+        },
+      ],
+    },
+  },
+  {
     // The web UI: eslint-plugin-react-hooks' recommended rules (the rules of hooks, and
     // React Compiler's checks: no ref read or written during render, no setState in an
     // effect's body or unconditionally in render, pure renders, ...), and effects that name

@@ -284,6 +284,7 @@ describe('list hardening', () => {
       sql`INSERT INTO playbook_configurations (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (${archivedId}, 1, 1, 5, NULL, 1, ${JSON.stringify({ ...data, name: 'poisoned-archived' })})`,
     );
     // SQLite's JSON functions refuse such a document (PostgreSQL's read it: nothing to refuse there).
+    // Only SQLite's JSON functions fail on a malformed document (PostgreSQL's jsonb refuses it at write): the test names the engine.
     if (h.db.dialect === 'sqlite') await expect(h.db.all(sql`SELECT json_extract(data, '$.name') FROM playbook_configurations`)).rejects.toThrow(/JSON/);
 
     const list = async (query: string) => {

@@ -75,6 +75,7 @@ describe(`secrets at rest (${testDialect()})`, { timeout: 60_000 }, () => {
   /** Every text value of every table, as a thief would try them. */
   async function everyValue(db: Database): Promise<string[]> {
     const tables =
+      // Each engine's catalog lists its tables: the test names the engine.
       db.dialect === 'sqlite'
         ? (await db.all<{ name: string }>(sql`SELECT name FROM sqlite_master WHERE type = 'table'`)).map((t) => t.name)
         : (await db.all<{ name: string }>(sql`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`)).map((t) => t.name);

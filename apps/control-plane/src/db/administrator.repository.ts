@@ -15,7 +15,7 @@ export class AdministratorRepository {
   /** How many live users have one of these roles. */
   async countLiveUsersWithRoles(roleIds: readonly string[]): Promise<number> {
     if (roleIds.length === 0) return 0;
-    const roleOf = this.db.dialect === 'postgres' ? sql`(data::jsonb ->> 'role_id')` : sql`json_extract(data, '$.role_id')`;
+    const roleOf = this.db.engine.jsonText('data', 'role_id');
     const ids = sql.join(
       roleIds.map((id) => sql`${id}`),
       sql`, `,
@@ -43,7 +43,8 @@ export class AdministratorRepository {
    * writing transaction at a time already.
    */
   async serialize(): Promise<void> {
-    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext('carapace_administrators'))`);
+    const lock = this.db.engine.lockNamed('carapace_administrators');
+    if (lock) await this.db.run(lock);
   }
 
   transaction<T>(fn: () => Promise<T>): Promise<T> {

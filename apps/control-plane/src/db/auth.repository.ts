@@ -1,6 +1,7 @@
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { changeCounters, type ChangeCounters } from './change-counter.js';
-import type { Database, Dialect } from './database.js';
+import type { Database } from './database.js';
+import type { SqlEngine } from './engine.js';
 import { roles, tokens, users } from './schema/index.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { secretContext } from './encryption.repository.js';
@@ -16,20 +17,17 @@ export interface SessionRow {
 }
 
 /** The session query: the token, its user's latest version as a model, and the user's live role. */
-function sessionQuery(dialect: Dialect, jti: string, nowS: number): SQL {
-  const [object, data, cast, roleOf] =
-    dialect === 'postgres'
-      ? ['json_build_object', 'u.data::json', '::text', "(u.data::jsonb ->> 'role_id')"]
-      : ['json_object', 'json(u.data)', '', "json_extract(u.data, '$.role_id')"];
+function sessionQuery(engine: SqlEngine, jti: string, nowS: number): SQL {
+  const userRow = engine.jsonObject(sql`'id', u.id, 'version', u.version, 'time_updated', u.time_updated,
+                         'time_deleted', u.time_deleted, 'initiator_id', u.initiator_id,
+                         'data', ${engine.jsonDocument('u.data')}`);
   return sql`
       SELECT u.id AS "userId", t.expires_at AS "expiresAt", u.time_deleted AS "userDeleted",
-             ${sql.raw(object)}('id', u.id, 'version', u.version, 'time_updated', u.time_updated,
-                         'time_deleted', u.time_deleted, 'initiator_id', u.initiator_id,
-                         'data', ${sql.raw(data)})${sql.raw(cast)} AS "userRow",
+             ${userRow} AS "userRow",
              r.data AS "roleData"
         FROM tokens t
         JOIN users u ON u.id = t.user_id AND u.is_latest = 1
-        LEFT JOIN roles r ON r.id = ${sql.raw(roleOf)} AND r.is_latest = 1 AND r.time_deleted = 0
+        LEFT JOIN roles r ON r.id = ${engine.jsonText('u.data', 'role_id')} AND r.is_latest = 1 AND r.time_deleted = 0
        WHERE t.jti = ${jti} AND t.revoked_at IS NULL AND t.expires_at > ${nowS}`;
 }
 
@@ -52,7 +50,7 @@ export class AuthRepository {
 
   /** The user and role behind a live token, as stored now. */
   session(jti: string, nowS: number): Promise<SessionRow | undefined> {
-    return this.db.get<SessionRow>(sessionQuery(this.db.dialect, jti, nowS));
+    return this.db.get<SessionRow>(sessionQuery(this.db.engine, jti, nowS));
   }
 
   /**

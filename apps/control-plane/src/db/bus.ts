@@ -3,50 +3,14 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from './database.js';
-import type { PostgresDatabase } from './postgres.js';
+import type { Bus, BusChannel, BusHandler, BusOrigin } from './ports.js';
 
-/**
- * What the replicas of a control plane tell each other:
- * - `work`: executions were queued or servers freed; every replica dispatches to its runners;
- * - `execution`: an execution changed (`{"executionId", "kind"}`); followers of its log wake;
- * - `cancel`: a running execution must stop (`{"executionId", "runnerId"}`); the replica
- *   holding that runner's stream tells it;
- * - `runner_revoked`: a runner's token was revoked (its name); its stream closes;
- * - `facts`: a server needs its facts gathered (its id); its request is a row of
- *   `facts_requests`, which one replica claims: the message only wakes them to look.
- */
-export type BusChannel = 'work' | 'execution' | 'cancel' | 'runner_revoked' | 'facts';
+export type { Bus, BusChannel, BusHandler, BusOrigin } from './ports.js';
+
 const CHANNELS: readonly BusChannel[] = ['work', 'execution', 'cancel', 'runner_revoked', 'facts'];
 const PREFIX = 'carapace_';
 /** PostgreSQL refuses a notification payload of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7900;
-
-/**
- * Messages between the replicas sharing a database. A message published inside a
- * transaction goes out when it commits, and not at all when it rolls back; every replica,
- * the publisher included, receives it: the publisher at once after the commit, the others
- * as soon as the database tells them. On SQLite there is one control plane and messages stay
- * in its memory; on PostgreSQL they are `NOTIFY`s, heard through one `LISTEN`ing connection
- * per replica.
- */
-export interface Bus {
-  publish(channel: BusChannel, payload?: string): Promise<void>;
-  /**
-   * Calls `handler` with the payload of each message on `channel`, and whether this replica
-   * sent it (`here`) or another one (`elsewhere`); returns its removal.
-   */
-  subscribe(channel: BusChannel, handler: BusHandler): () => void;
-  /**
-   * Calls `handler` when messages may have been missed (the listening connection was lost
-   * and is back): whoever waits on the bus should look again. Returns its removal.
-   */
-  onResync(handler: () => void): () => void;
-  close(): Promise<void>;
-}
-
-/** Where a message comes from: this replica, or another one sharing the database. */
-export type BusOrigin = 'here' | 'elsewhere';
-export type BusHandler = (payload: string, from: BusOrigin) => void;
 
 class Handlers {
   private readonly byChannel = new Map<BusChannel, Set<BusHandler>>();
@@ -93,7 +57,7 @@ function checkPayload(payload: string): void {
 }
 
 /** The bus of a single control plane (SQLite): in memory, after the publisher's commit. */
-class MemoryBus implements Bus {
+export class MemoryBus implements Bus {
   private readonly handlers = new Handlers();
 
   constructor(private readonly db: Database) {}
@@ -114,6 +78,15 @@ class MemoryBus implements Bus {
   async close(): Promise<void> {}
 }
 
+/**
+ * A database whose engine sends messages (PostgreSQL's `PostgresDatabase`): `notify` sends one
+ * at the caller's commit, and a connection of the bus's own listens with `connectionOptions`.
+ */
+export interface NotifyingDatabase extends Database {
+  notify(channel: string, payload: string): Promise<void>;
+  connectionOptions(): pg.ClientConfig;
+}
+
 /** How long messages sent outside a transaction wait for others to go out with (`PostgresBus.soon`). */
 const NOTIFY_WINDOW_MS = 5;
 
@@ -126,7 +99,7 @@ const RECONNECT_MAX_MS = 5000;
  * the pool, that `LISTEN`s on every channel. When that connection is lost it comes back with
  * a growing delay, listens again, and asks everyone to look again (`onResync`).
  */
-class PostgresBus implements Bus {
+export class PostgresBus implements Bus {
   private readonly handlers = new Handlers();
   /** Names this replica in its messages, which it delivers to itself without the round trip. */
   private readonly origin = randomUUID();
@@ -139,7 +112,7 @@ class PostgresBus implements Bus {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly db: PostgresDatabase,
+    private readonly db: NotifyingDatabase,
     private readonly log: Logger,
   ) {}
 
@@ -246,10 +219,7 @@ class PostgresBus implements Bus {
   }
 }
 
-/** The bus of a database: in memory on SQLite, `LISTEN`/`NOTIFY` on PostgreSQL. */
-export async function openBus(db: Database, log: Logger): Promise<Bus> {
-  if (db.dialect === 'sqlite') return new MemoryBus(db);
-  const bus = new PostgresBus(db as PostgresDatabase, log);
-  await bus.start();
-  return bus;
+/** The bus of a database: built by its engine (`SqlEngine.openBus`): in memory on SQLite, `LISTEN`/`NOTIFY` on PostgreSQL. */
+export function openBus(db: Database, log: Logger): Promise<Bus> {
+  return db.engine.openBus(log);
 }

@@ -1,31 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { Batcher } from '../batcher.js';
-import { textList, type Database } from './database.js';
+import type { Database } from './database.js';
+import type { ChangeCounters } from './ports.js';
 
-/**
- * Counts the writes to tables, so that what is read from them can be cached and known stale
- * exactly: a cache takes the count before it reads, keeps what it read under that count, and
- * any later write changes it.
- *
- * Every repository writing a table bumps its counter (`bump`) with each write that can change
- * what a cache of the table holds (a write that cannot, such as the insert of a token under a
- * new key, which no cache has read, need not: `AuthRepository.addToken`). What is read inside
- * a transaction must not be cached (it may be rolled back): see `Database.inTransaction`.
- *
- * On SQLite the control plane is the only process writing its database, and the counts live
- * in memory (a write rolled back still bumps: a needless refill, never a stale answer). On
- * PostgreSQL several replicas share the database, so the counts are rows of
- * `change_counters`, bumped in the writer's transaction: a replica reads them before it trusts
- * its cache, and a change committed through another replica is seen by the next request.
- */
-export interface ChangeCounters {
-  /** A number that changes whenever one of `tables` is written. */
-  read(tables: readonly string[]): Promise<number>;
-  /** Records a write to `table` (in the caller's transaction, if one is open). */
-  bump(table: string): Promise<void>;
-}
+export type { ChangeCounters } from './ports.js';
 
-class MemoryCounters implements ChangeCounters {
+/** The counts of a database only this process writes (SQLite), in memory. */
+export class MemoryCounters implements ChangeCounters {
   private readonly counts = new Map<string, number>();
 
   async read(tables: readonly string[]): Promise<number> {
@@ -43,7 +24,8 @@ class MemoryCounters implements ChangeCounters {
 /** The most reads of the counts answered by one statement (`SharedCounters`). */
 const READ_GROUP_MAX = 256;
 
-class SharedCounters implements ChangeCounters {
+/** The counts of a database replicas share (PostgreSQL), rows of `change_counters`. */
+export class SharedCounters implements ChangeCounters {
   /**
    * Reads that come while one is under way go together, in one statement sent after they
    * all came: each still sees every write committed before it asked (so the caches stay
@@ -62,7 +44,7 @@ class SharedCounters implements ChangeCounters {
   private async readGroups(groups: readonly (readonly string[])[]): Promise<number[]> {
     const names = [...new Set(groups.flat())];
     const rows = await this.db.all<{ name: string; value: number }>(
-      sql`SELECT name, value FROM change_counters WHERE name IN (${textList(this.db.dialect, names)})`,
+      sql`SELECT name, value FROM change_counters WHERE name IN (${this.db.engine.textList(names)})`,
     );
     const values = new Map(rows.map((r) => [r.name, r.value]));
     return groups.map((tables) => tables.reduce((sum, t) => sum + (values.get(t) ?? 0), 0));
@@ -85,11 +67,11 @@ export const COUNTED_TABLES: ReadonlySet<string> = new Set(['tokens', 'users', '
 
 const counters = new WeakMap<Database, ChangeCounters>();
 
-/** The change counters of a database: one set, whichever repository writes a table. */
+/** The change counters of a database: one set, whichever repository writes a table (its engine's kind, `SqlEngine.changeCounters`). */
 export function changeCounters(db: Database): ChangeCounters {
   let found = counters.get(db);
   if (!found) {
-    found = db.dialect === 'postgres' ? new SharedCounters(db) : new MemoryCounters();
+    found = db.engine.changeCounters();
     counters.set(db, found);
   }
   return found;

@@ -1,21 +1,25 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import type { Database, Dialect } from './database.js';
+import { POSTGRES_MIGRATIONS } from './postgres-engine.js';
 import { PostgresDatabase } from './postgres.js';
+import { SQLITE_MIGRATIONS } from './sqlite-engine.js';
 import { SqliteDatabase } from './sqlite.js';
 
-const MIGRATIONS = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+const MIGRATIONS: Readonly<Record<Dialect, string>> = { sqlite: SQLITE_MIGRATIONS, postgres: POSTGRES_MIGRATIONS };
 
-/** The folder of an engine's committed migrations. */
-export function migrationsFolder(dialect: Dialect): string {
-  return dialect === 'postgres' ? resolve(MIGRATIONS, 'postgres') : MIGRATIONS;
+/**
+ * The folder of the committed migrations of the engine named (for callers that work on one
+ * engine's files, such as SQLite's backups; a database's own is `db.engine.migrationsFolder`).
+ */
+export function migrationsFolder(engine: Dialect): string {
+  return MIGRATIONS[engine];
 }
 
-/** How many migrations this release has for an engine (its journal's entries). */
-function expectedMigrations(dialect: Dialect): number {
-  const journal = JSON.parse(readFileSync(resolve(migrationsFolder(dialect), 'meta/_journal.json'), 'utf8')) as { entries: unknown[] };
+/** How many migrations this release has for a database's engine (its journal's entries). */
+function expectedMigrations(db: Database): number {
+  const journal = JSON.parse(readFileSync(resolve(db.engine.migrationsFolder, 'meta/_journal.json'), 'utf8')) as { entries: unknown[] };
   return journal.entries.length;
 }
 
@@ -30,7 +34,7 @@ export async function databaseProblem(db: Database): Promise<string | null> {
   } catch (e) {
     return `the database does not answer: ${(e as Error).message}`;
   }
-  const expected = expectedMigrations(db.dialect);
+  const expected = expectedMigrations(db);
   return applied < expected ? `the database has ${applied} of the ${expected} migrations of this release` : null;
 }
 
@@ -53,7 +57,7 @@ export interface DatabaseOptions {
  */
 export async function openDatabase(location: string, options: DatabaseOptions = {}): Promise<Database> {
   if (isPostgresUrl(location)) {
-    return PostgresDatabase.open({ url: location, poolSize: options.poolSize ?? 10 }, migrationsFolder('postgres'));
+    return PostgresDatabase.open({ url: location, poolSize: options.poolSize ?? 10 }, POSTGRES_MIGRATIONS);
   }
-  return SqliteDatabase.open(location, migrationsFolder('sqlite'), { readonly: options.readonly ?? false });
+  return SqliteDatabase.open(location, SQLITE_MIGRATIONS, { readonly: options.readonly ?? false });
 }

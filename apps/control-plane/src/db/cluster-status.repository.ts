@@ -138,7 +138,7 @@ export class ClusterStatusRepository {
    * until the caller's transaction ends; on PostgreSQL those another replica holds are skipped.
    */
   async due(nowMs: number, limit: number, after?: { dueMs: number; clusterId: string }): Promise<Pick<StoredClusterStatus, 'clusterId' | 'requestId' | 'dueMs' | 'runner' | 'sentMs'>[]> {
-    const skip = this.db.dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+    const skip = this.db.engine.skipLocked();
     const from = after ? sql` AND (due_ms, cluster_id) > (${after.dueMs}, ${after.clusterId})` : sql``;
     return this.db.all(sql`
       SELECT ${CLAIM_COLUMNS} FROM cluster_statuses WHERE due_ms <= ${nowMs}${from}

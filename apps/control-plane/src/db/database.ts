@@ -1,4 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
+import type { SqlEngine } from './engine.js';
 import { ScopedStorage } from './scoped-storage.js';
 
 /** Which database engine holds the control plane's tables. */
@@ -18,7 +19,13 @@ export type Dialect = 'sqlite' | 'postgres';
  * with `afterCommit`.
  */
 export interface Database {
+  /**
+   * Which engine this is, for tests and diagnostics only: what differs between the engines is
+   * asked of `engine` (a lint rule keeps the control plane's code from reading this).
+   */
   readonly dialect: Dialect;
+  /** The SQL, and what else, in which this engine differs from the other (see `SqlEngine`). */
+  readonly engine: SqlEngine;
   /**
    * Whether several control plane replicas may share this database (PostgreSQL): what they
    * must agree on (login and reset throttles) is then counted in it, not in memory.
@@ -175,34 +182,4 @@ export class Transactions<C> {
 /** Runs `fn` in the caller's transaction, or in a transaction of its own when there is none (never a savepoint). */
 export function atomically<T>(db: Database, fn: () => Promise<T>): Promise<T> {
   return db.inTransaction() ? fn() : db.transaction(fn);
-}
-
-/**
- * `values` as a subquery of one parameter, for `column IN (${textList(db.dialect, values)})`:
- * the statement's text is the same whatever their number, so PostgreSQL prepares it once
- * (a list written out as `IN ($1, $2, …)` is a new statement for each length).
- */
-export function textList(dialect: Dialect, values: readonly string[]): SQL {
-  return dialect === 'postgres' ? sql`SELECT unnest(${sql.param([...values])}::text[])` : sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
-}
-
-/**
- * Rows as a `SELECT` of one parameter per column on PostgreSQL (`unnest($1::text[],
- * $2::int8[], …)`, each array cast to its column's type in `types`) and of one JSON array on
- * SQLite (`json_each`), for `INSERT INTO t (…) ${rowSource(…)} ON CONFLICT …`: the
- * statement's text does not depend on how many rows it writes, so it is prepared once, on
- * either engine (a `VALUES` list is a new statement for each length). Values are strings,
- * integers or null.
- */
-export function rowSource(dialect: Dialect, rows: readonly (readonly (string | number | null)[])[], types: readonly string[]): SQL {
-  if (dialect === 'postgres') {
-    const arrays = sql.join(
-      types.map((type, i) => sql`${sql.param(rows.map((r) => r[i]))}::${sql.raw(type)}[]`),
-      sql`, `,
-    );
-    return sql`SELECT * FROM unnest(${arrays})`;
-  }
-  const columns = sql.raw(types.map((_, i) => `value ->> ${i}`).join(', '));
-  // `WHERE true`: SQLite reads an `ON CONFLICT` after a bare `FROM` as a join's.
-  return sql`SELECT ${columns} FROM json_each(${JSON.stringify(rows)}) WHERE true`;
 }

@@ -69,7 +69,8 @@ export class EncryptionRepository {
    * turns (a transaction-scoped advisory lock), so that the second sees the first's key.
    */
   async claim(key: StoredKey, nowS: number): Promise<boolean> {
-    if (this.db.dialect === 'postgres') await this.db.run(sql`SELECT pg_advisory_xact_lock(hashtext('carapace.encryption_keys'))`);
+    const lock = this.db.engine.lockNamed('carapace.encryption_keys');
+    if (lock) await this.db.run(lock);
     return (await this.db.run(sql`
       INSERT INTO encryption_keys (id, check_value, time_created)
       SELECT ${key.id}, ${key.checkValue}, ${nowS} WHERE NOT EXISTS (SELECT 1 FROM encryption_keys)`)) === 1;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { ExecutionStepData, StepPreview } from '@carapace/models';
-import { QueryBudgetExceeded, RejectedPattern, rowSource, textList, type Database } from './database.js';
+import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
 import { budgetError, patternError, parseFilter, parseSort, type ModelFields } from './list-query.js';
 import type { ListCursor, ListRequest, Page, Stored } from '../domain/list-types.js';
 import { DEFAULT_LIMITS } from './versioned.repository.js';
@@ -112,7 +112,7 @@ export class ExecutionEventsRepository {
       (s) =>
         [s.executionId, s.seq, randomUUID(), nowS, s.role, s.name, s.result, JSON.stringify(s.error), s.serverId, s.timeStarted, s.timeFinished, s.preview ? JSON.stringify(s.preview) : null] as const,
     );
-    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text', 'int8', 'text', 'text', 'text', 'text', 'text', 'int8', 'int8', 'text']);
+    const source = this.db.engine.rowSource(rows, ['text', 'int8', 'text', 'int8', 'text', 'text', 'text', 'text', 'text', 'int8', 'int8', 'text']);
     return this.db.all<EventKey>(sql`
       INSERT INTO execution_steps (${columns}) ${source}
       ON CONFLICT (execution_id, seq) DO NOTHING RETURNING execution_id AS "executionId", seq`);
@@ -160,11 +160,12 @@ export class ExecutionEventsRepository {
   }
 
   private stepClauses(executionId: string, request: ListRequest): { where: SQL; order: SQL } {
-    const dialect = this.db.dialect;
-    const filter = parseFilter(STEP_FIELDS, request.filter, { dialect });
-    const order = parseSort(STEP_FIELDS, request.sortBy, { dialect });
+    const engine = this.db.engine;
+    const filter = parseFilter(STEP_FIELDS, request.filter, { engine });
+    const order = parseSort(STEP_FIELDS, request.sortBy, { engine });
     if (!filter.where) return { where: sql`execution_id = ${executionId}`, order };
-    const budget = dialect === 'sqlite' ? sql` AND budget_check(seq)` : sql``;
+    const check = engine.budgetCheck('seq');
+    const budget = check ? sql` AND ${check}` : sql``;
     return { where: sql`execution_id = ${executionId} AND ${filter.where}${budget}`, order };
   }
 
@@ -256,7 +257,7 @@ export class ExecutionEventsRepository {
     const byExecution = new Map<string, { name: string; content: string }[]>();
     if (executionIds.length === 0) return byExecution;
     const files = await this.db.all<{ executionId: string; name: string; content: string }>(
-      sql`DELETE FROM execution_artifacts WHERE execution_id IN (${textList(this.db.dialect, executionIds)}) RETURNING execution_id AS "executionId", name, content`,
+      sql`DELETE FROM execution_artifacts WHERE execution_id IN (${this.db.engine.textList(executionIds)}) RETURNING execution_id AS "executionId", name, content`,
     );
     files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const { executionId, name, content } of files) {
@@ -274,7 +275,7 @@ export class ExecutionEventsRepository {
   async appendLogs(chunks: readonly LogChunkInput[]): Promise<LogChunkInput[]> {
     if (chunks.length === 0) return [];
     const rows = chunks.map((c) => [c.executionId, c.offset, c.text] as const);
-    const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'text']);
+    const source = this.db.engine.rowSource(rows, ['text', 'int8', 'text']);
     const added = await this.db.all<{ executionId: string; offset: number }>(sql`
       INSERT INTO execution_log_chunks (execution_id, "offset", text) ${source}
       ON CONFLICT (execution_id, "offset") DO NOTHING RETURNING execution_id AS "executionId", "offset"`);

@@ -70,7 +70,7 @@ export class FactsRequestRepository {
    * those another replica holds are skipped. To be called in a transaction that claims them.
    */
   async due(nowMs: number, limit: number, after?: { dueMs: number; serverId: string }): Promise<StoredFactsRequest[]> {
-    const skip = this.db.dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+    const skip = this.db.engine.skipLocked();
     const from = after ? sql` AND (due_ms, server_id) > (${after.dueMs}, ${after.serverId})` : sql``;
     return this.db.all<StoredFactsRequest>(sql`
       SELECT ${COLUMNS} FROM facts_requests WHERE due_ms <= ${nowMs}${from}

@@ -1,12 +1,12 @@
 import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { badRequest } from '../errors.js';
 import type { ApiError } from '../errors.js';
-import type { Dialect, QueryBudgetExceeded, RejectedPattern } from './database.js';
+import type { QueryBudgetExceeded, RejectedPattern } from './database.js';
+import type { ColumnType, FieldKind, SqlEngine } from './engine.js';
 import { compileRegexp } from './regexp.js';
 import type { VersionedTable } from './schema/versioned.js';
 
-/** The type of a column a list may filter on: values of another type are refused. */
-export type ColumnType = 'text' | 'number';
+export type { ColumnType } from './engine.js';
 
 /** Which fields of a model's `data` may be filtered and sorted on, and the default order. */
 export interface ModelFields {
@@ -42,8 +42,8 @@ const PATH_PART = /^[A-Za-z0-9_]{1,64}$/;
 
 /** How the expressions of fields are written (see `fieldExpression`). */
 export interface ExpressionOptions {
-  /** The engine the SQL is for (default SQLite). */
-  readonly dialect?: Dialect;
+  /** The engine the SQL is for. */
+  readonly engine: SqlEngine;
   /**
    * SQLite: guard each `json_extract` with `json_valid`, so that a row whose data SQLite's
    * JSON functions reject (nested deeper than SQLite's limit, stored before the write bounds)
@@ -58,21 +58,20 @@ export interface FieldExpression {
   readonly expr: SQL;
   readonly text: SQL;
   /** `json`: a field of `data`; otherwise a column of that type. */
-  readonly kind: 'json' | ColumnType;
+  readonly kind: FieldKind;
 }
 
 /**
  * The SQL expression of a field. Envelope fields are columns; data fields are the exact
- * expression the expression indexes are built on: on SQLite `json_extract(data, '$.a.b')`
- * (or its guarded form, `options.guarded`), on PostgreSQL
- * `(NULLIF(data::jsonb #> '{a,b}', 'null'::jsonb))`, which reads a JSON null as SQL NULL as
- * SQLite does. The name is checked against the model's fields first, so it is safe to embed.
+ * expression the expression indexes are built on (`SqlEngine.dataField`: on SQLite
+ * `json_extract(data, '$.a.b')`, or its guarded form, `options.guarded`). The name is checked
+ * against the model's fields first, so it is safe to embed.
  */
-export function fieldExpression(fields: ModelFields, name: string, options: ExpressionOptions = {}): FieldExpression {
-  const postgres = options.dialect === 'postgres';
+export function fieldExpression(fields: ModelFields, name: string, options: ExpressionOptions): FieldExpression {
+  const engine = options.engine;
   const column = (c: readonly [string, ColumnType]): FieldExpression => ({
     expr: sql.raw(c[0]),
-    text: sql.raw(postgres && c[1] === 'number' ? `${c[0]}::text` : c[0]),
+    text: engine.columnText(c[0], c[1]),
     kind: c[1],
   });
   if (fields.columns) {
@@ -87,31 +86,23 @@ export function fieldExpression(fields: ModelFields, name: string, options: Expr
   if (!fields.data.includes(top) || parts.length > 8 || !parts.every((p) => PATH_PART.test(p))) {
     throw badRequest(`Unknown field "${name.slice(0, 100)}": fields are ${[...ENVELOPE_COLUMNS.keys(), ...fields.data].join(', ')}.`);
   }
-  if (postgres) {
-    const path = `'{${parts.join(',')}}'`;
-    return { expr: sql.raw(`(NULLIF(data::jsonb #> ${path}, 'null'::jsonb))`), text: sql.raw(`(data::jsonb #>> ${path})`), kind: 'json' };
-  }
-  const extract = `json_extract(data, '$.${parts.join('.')}')`;
-  const expr = sql.raw(options.guarded ? `(CASE WHEN json_valid(data) THEN ${extract} END)` : extract);
-  return { expr, text: expr, kind: 'json' };
+  return { ...engine.dataField(parts, options.guarded ?? false), kind: 'json' };
 }
 
 /** A value bound for comparison with a field: JSON for data fields on PostgreSQL; a 400 when a column's type differs. */
-export function bindValue(field: FieldExpression, name: string, value: string | number | boolean, dialect: Dialect = 'sqlite'): SQL {
+export function bindValue(engine: SqlEngine, field: FieldExpression, name: string, value: string | number | boolean): SQL {
   if (field.kind !== 'json') {
     const type: ColumnType = typeof value === 'string' ? 'text' : 'number';
     if (type !== field.kind) throw badRequest(`Filter on "${name.slice(0, 100)}" takes a ${field.kind === 'text' ? 'string' : 'number'}.`);
   }
-  if (dialect === 'postgres') return field.kind === 'json' ? sql`${JSON.stringify(value)}::jsonb` : sql`${typeof value === 'boolean' ? Number(value) : value}`;
-  if (typeof value === 'boolean') return sql`${value ? 1 : 0}`;
-  return sql`${value}`;
+  return engine.bindField(field.kind, value);
 }
 
 /** The field holds one of `values` (null: the field is null or absent), the values bound; no value: false. */
-export function fieldIn(field: FieldExpression, name: string, values: readonly Scalar[], dialect: Dialect): SQL {
+export function fieldIn(engine: SqlEngine, field: FieldExpression, name: string, values: readonly Scalar[]): SQL {
   const present = values.filter((v): v is string | number | boolean => v !== null);
   const parts: SQL[] = [];
-  if (present.length) parts.push(sql`${field.expr} IN (${sql.join(present.map((v) => bindValue(field, name, v, dialect)), sql`, `)})`);
+  if (present.length) parts.push(sql`${field.expr} IN (${sql.join(present.map((v) => bindValue(engine, field, name, v)), sql`, `)})`);
   if (present.length < values.length) parts.push(sql`${field.expr} IS NULL`);
   if (parts.length === 0) return sql`1 = 0`;
   return parts.length === 1 ? (parts[0] as SQL) : sql`(${sql.join(parts, sql` OR `)})`;
@@ -137,9 +128,9 @@ function scalar(field: string, value: unknown): Scalar {
   throw badRequest(`Filter on "${field}" takes a string, number, boolean or null.`);
 }
 
-function condition(field: FieldExpression, name: string, op: Operator, raw: unknown, dialect: Dialect): SQL {
+function condition(engine: SqlEngine, field: FieldExpression, name: string, op: Operator, raw: unknown): SQL {
   const expr = field.expr;
-  const bind = (v: string | number | boolean): SQL => bindValue(field, name, v, dialect);
+  const bind = (v: string | number | boolean): SQL => bindValue(engine, field, name, v);
   switch (op) {
     case 'eq': {
       const v = scalar(name, raw);
@@ -162,7 +153,7 @@ function condition(field: FieldExpression, name: string, op: Operator, raw: unkn
       if (!Array.isArray(raw) || raw.length > MAX_IN_VALUES) {
         throw badRequest(`Filter "in" on "${name}" takes a list of at most ${MAX_IN_VALUES} values.`);
       }
-      return fieldIn(field, name, raw.map((v) => scalar(name, v)), dialect);
+      return fieldIn(engine, field, name, raw.map((v) => scalar(name, v)));
     }
     case 'regexp': {
       if (typeof raw !== 'string') throw badRequest(`Filter "regexp" on "${name}" takes a string.`);
@@ -172,7 +163,7 @@ function condition(field: FieldExpression, name: string, op: Operator, raw: unkn
         throw badRequest(`Filter "regexp" on "${name}": ${(e as Error).message}.`);
       }
       // PostgreSQL's own engine runs it (bounded by statement_timeout); SQLite calls RE2.
-      return dialect === 'postgres' ? sql`(${field.text} ~ ${raw})` : sql`regexp(${raw}, ${field.text})`;
+      return engine.regexpMatch(field.text, raw);
     }
   }
 }
@@ -184,12 +175,11 @@ export interface ParsedFilter {
 }
 
 /** Parses the `filter` query parameter (api-v1 §4) into SQL; a 400 on anything unknown. */
-export function parseFilter(fields: ModelFields, text: string | undefined, options: ExpressionOptions = {}): ParsedFilter {
+export function parseFilter(fields: ModelFields, text: string | undefined, options: ExpressionOptions): ParsedFilter {
   const filter = parseJsonParam('filter', text);
   const parts: SQL[] = [];
   for (const [field, spec] of Object.entries(filter)) {
     const expr = fieldExpression(fields, field, options);
-    const dialect = options.dialect ?? 'sqlite';
     if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
       const ops = Object.entries(spec as Record<string, unknown>);
       if (ops.length === 0) throw badRequest(`Filter on "${field}" names no operator.`);
@@ -197,10 +187,10 @@ export function parseFilter(fields: ModelFields, text: string | undefined, optio
         if (!OPERATOR_SET.has(op)) {
           throw badRequest(`Unknown filter operator "${op.slice(0, 32)}": operators are ${OPERATORS.join(', ')}.`);
         }
-        parts.push(condition(expr, field, op as Operator, value, dialect));
+        parts.push(condition(options.engine, expr, field, op as Operator, value));
       }
     } else {
-      parts.push(condition(expr, field, 'eq', spec, dialect));
+      parts.push(condition(options.engine, expr, field, 'eq', spec));
     }
     if (parts.length > MAX_CONDITIONS) throw badRequest(`A filter takes at most ${MAX_CONDITIONS} conditions.`);
   }
@@ -217,7 +207,7 @@ export function parseFilter(fields: ModelFields, text: string | undefined, optio
 export function parseSort(
   fields: ModelFields,
   text: string | undefined,
-  options: ExpressionOptions & { readonly defaultSort?: ModelFields['defaultSort'] } = {},
+  options: ExpressionOptions & { readonly defaultSort?: ModelFields['defaultSort'] },
 ): SQL {
   const sort = parseJsonParam('sort_by', text);
   const entries = Object.entries(sort);
@@ -227,14 +217,10 @@ export function parseSort(
     if (dir !== 1 && dir !== -1) throw badRequest(`sort_by of "${field.slice(0, 100)}" must be 1 or -1.`);
     const { expr } = fieldExpression(fields, field, options);
     // NULLs first ascending, last descending, in both engines (SQLite's order).
-    return dir === 1 ? sql`${expr} ASC${nulls(options, 'FIRST')}` : sql`${expr} DESC${nulls(options, 'LAST')}`;
+    return dir === 1 ? sql`${expr} ASC${options.engine.nullsOrder('FIRST')}` : sql`${expr} DESC${options.engine.nullsOrder('LAST')}`;
   });
   parts.push(sql`${sql.raw(fields.tiebreak ?? 'pk')} ASC`);
   return sql.join(parts, sql`, `);
-}
-
-function nulls(options: ExpressionOptions, where: 'FIRST' | 'LAST'): SQL {
-  return options.dialect === 'postgres' ? sql.raw(` NULLS ${where}`) : sql``;
 }
 
 /** The answer to a list whose `regexp` the database's engine refused. */

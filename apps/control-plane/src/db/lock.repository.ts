@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { StatementPart, type IdSubquery, type Statement } from './condition.js';
-import { rowSource, textList, type Database } from './database.js';
+import type { Database } from './database.js';
 
 /** A held server lock. */
 export interface ServerLock {
@@ -61,7 +61,7 @@ export class LockRepository {
     const rows = requests.flatMap((r) => r.serverIds.map((serverId) => [serverId, r.executionId, r.owner] as const));
     if (new Set(rows.map(([serverId]) => serverId)).size !== rows.length) throw new Error('lockEach: a server is asked for twice');
     if (rows.length === 0) return null;
-    const source = rowSource(this.db.dialect, rows.map(([serverId, executionId, owner]) => [serverId, executionId, owner, expiresAt]), ['text', 'text', 'text', 'int8']);
+    const source = this.db.engine.rowSource(rows.map(([serverId, executionId, owner]) => [serverId, executionId, owner, expiresAt]), ['text', 'text', 'text', 'int8']);
     // `WHERE true`: SQLite reads an `ON CONFLICT` after a bare `FROM` as a join's.
     const rowsToLock = onlyFor
       ? sql`SELECT * FROM (WITH s (server_id, execution_id, owner, expires_at) AS (${source})
@@ -89,7 +89,7 @@ export class LockRepository {
       if (n === r.serverIds.length) locked.add(r.executionId);
       else if (n > 0) partial.push(r.executionId);
     }
-    if (partial.length) await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${textList(this.db.dialect, partial)})`);
+    if (partial.length) await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${this.db.engine.textList(partial)})`);
     return locked;
   }
 
@@ -97,7 +97,7 @@ export class LockRepository {
   async lockedAmong(serverIds: readonly string[]): Promise<string[]> {
     if (serverIds.length === 0) return [];
     const rows = await this.db.all<{ serverId: string }>(
-      sql`SELECT server_id AS "serverId" FROM server_locks WHERE server_id IN (${textList(this.db.dialect, serverIds)})`,
+      sql`SELECT server_id AS "serverId" FROM server_locks WHERE server_id IN (${this.db.engine.textList(serverIds)})`,
     );
     return rows.map((r) => r.serverId);
   }
@@ -105,7 +105,7 @@ export class LockRepository {
   /** Extends every lease of these owners; returns how many. */
   async renew(owners: readonly string[], expiresAt: number): Promise<number> {
     if (owners.length === 0) return 0;
-    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner IN (${textList(this.db.dialect, owners)})`);
+    return this.db.run(sql`UPDATE server_locks SET expires_at = ${expiresAt} WHERE owner IN (${this.db.engine.textList(owners)})`);
   }
 
   /**
@@ -127,7 +127,7 @@ export class LockRepository {
   /** Releases the locks of executions. */
   async release(executionIds: readonly string[]): Promise<void> {
     if (executionIds.length === 0) return;
-    await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${textList(this.db.dialect, executionIds)})`);
+    await this.db.run(sql`DELETE FROM server_locks WHERE execution_id IN (${this.db.engine.textList(executionIds)})`);
   }
 
   /** The executions whose leases have expired. */

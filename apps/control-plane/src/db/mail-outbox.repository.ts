@@ -46,7 +46,7 @@ export class MailOutboxRepository {
    * a replica that dies while sending leaves it to be taken again after that.
    */
   async due(nowMs: number, limit: number): Promise<OutboxMail[]> {
-    const skip = this.db.dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+    const skip = this.db.engine.skipLocked();
     const rows = await this.db.all<OutboxMail & { due: number }>(sql`
       UPDATE mail_outbox SET next_attempt_ms = ${nowMs + CLAIM_MS}
        WHERE id IN (SELECT id FROM mail_outbox WHERE next_attempt_ms <= ${nowMs} ORDER BY next_attempt_ms, id LIMIT ${limit}${skip})

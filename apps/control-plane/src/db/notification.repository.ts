@@ -60,7 +60,7 @@ export class NotificationRepository {
    * (its next attempt moved past it) so that no other replica makes the same attempt.
    */
   async due(nowMs: number, limit: number): Promise<Delivery[]> {
-    const skip = this.db.dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+    const skip = this.db.engine.skipLocked();
     const rows = await this.db.all<Delivery>(sql`
       UPDATE notification_deliveries SET next_attempt_ms = ${nowMs + CLAIM_MS}
        WHERE id IN (SELECT id FROM notification_deliveries WHERE state = 'pending' AND next_attempt_ms <= ${nowMs}

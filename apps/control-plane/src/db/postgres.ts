@@ -5,6 +5,8 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
 import { QueryBudgetExceeded, RejectedPattern, Transactions, type ConnectionCounts, type Database, type TxContext } from './database.js';
+import type { SqlEngine } from './engine.js';
+import { PostgresEngine } from './postgres-engine.js';
 import { ScopedStorage } from './scoped-storage.js';
 
 const INT8_OID = 20;
@@ -120,6 +122,7 @@ function errorCode(error: unknown): string | undefined {
  */
 export class PostgresDatabase implements Database {
   readonly dialect = 'postgres';
+  readonly engine: SqlEngine = new PostgresEngine(this);
   readonly sharedByReplicas = true;
   private readonly dialectImpl = new PgDialect();
   private readonly tx = new Transactions<pg.PoolClient>();

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowSource, type Database } from './database.js';
+import type { Database } from './database.js';
 
 /** A runner's open stream as every replica sees it. */
 export interface StoredSession {
@@ -48,7 +48,7 @@ export class RunnerSessionRepository {
   /** Renews the heartbeat time of streams (those still their runner's), in one statement. */
   async heartbeat(streams: readonly { name: string; sessionId: string }[], nowMs: number): Promise<void> {
     if (streams.length === 0) return;
-    const keys = rowSource(this.db.dialect, streams.map((s) => [s.name, s.sessionId]), ['text', 'text']);
+    const keys = this.db.engine.rowSource(streams.map((s) => [s.name, s.sessionId]), ['text', 'text']);
     await this.db.run(sql`UPDATE runner_sessions SET last_heartbeat_ms = ${nowMs} WHERE (name, session_id) IN (${keys})`);
   }
 

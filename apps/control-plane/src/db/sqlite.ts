@@ -8,6 +8,8 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { QueryBudgetExceeded, Transactions, type ConnectionCounts, type Database } from './database.js';
 import { compileRegexp, programSize, type CompiledPattern } from './regexp.js';
 import { ScopedStorage } from './scoped-storage.js';
+import type { SqlEngine } from './engine.js';
+import { SqliteEngine } from './sqlite-engine.js';
 
 /**
  * A bound on the cost of matching one character of text: re2js is linear, but on text that
@@ -54,6 +56,7 @@ function param(value: unknown): Param {
  */
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite';
+  readonly engine: SqlEngine = new SqliteEngine(this);
   /** The embedded file of one control plane: replicas share PostgreSQL, never it. */
   readonly sharedByReplicas = false;
   private readonly dialectImpl = new SQLiteSyncDialect();

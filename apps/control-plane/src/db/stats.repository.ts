@@ -7,7 +7,7 @@ export class StatsRepository {
 
   /** The live executions by state. */
   async executionsByState(): Promise<Map<string, number>> {
-    const state = this.db.dialect === 'postgres' ? sql`(data::jsonb ->> 'state')` : sql`json_extract(data, '$.state')`;
+    const state = this.db.engine.jsonText('data', 'state');
     const rows = await this.db.all<{ state: string; n: number }>(
       sql`SELECT ${state} AS state, count(*) AS n FROM executions WHERE is_latest = 1 AND time_deleted = 0 GROUP BY 1`,
     );
@@ -16,10 +16,9 @@ export class StatsRepository {
 
   /** The queued executions: how many, and when the oldest was created (unix seconds), null when none. */
   async queue(): Promise<{ depth: number; oldestS: number | null }> {
-    const [state, created] =
-      this.db.dialect === 'postgres'
-        ? [sql`(NULLIF(data::jsonb #> '{state}', 'null'::jsonb)) = '"created"'::jsonb`, sql`(data::jsonb ->> 'time_created')::bigint`]
-        : [sql`json_extract(data, '$.state') = 'created'`, sql`json_extract(data, '$.time_created')`];
+    const engine = this.db.engine;
+    const state = sql`${engine.dataField(['state'], false).expr} = ${engine.dataLiteral('created')}`;
+    const created = engine.jsonInteger('data', 'time_created');
     const row = await this.db.get<{ n: number; oldest: number | null }>(
       sql`SELECT count(*) AS n, min(${created}) AS oldest FROM executions WHERE is_latest = 1 AND time_deleted = 0 AND ${state}`,
     );

@@ -27,13 +27,7 @@ export const COLUMNS = sql.raw('id, version, time_updated, time_deleted, initiat
 const BATCH_ROWS = 256;
 const BATCH_BYTES = 512 * 1024;
 
-/** The stored text of `data` as bytes: SQLite hands a BLOB over as a Buffer; PostgreSQL's text is turned into one. */
-const TEXT_COLUMNS = {
-  sqlite: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, CAST(data AS BLOB) AS data'),
-  postgres: sql.raw('pk, id, version, time_updated, time_deleted, initiator_id, data'),
-} as const;
-
-/** A row of `TEXT_COLUMNS`, its `data` a Buffer on SQLite and a string on PostgreSQL. */
+/** A row of `textColumns`, its `data` a Buffer on SQLite and a string on PostgreSQL (`SqlEngine.storedText`). */
 type TextRow = Omit<StoredText, 'data'> & { data: Buffer | string };
 
 function textRow(row: TextRow): StoredText {
@@ -46,13 +40,18 @@ function textRow(row: TextRow): StoredText {
  * every match in bounded batches, all under the query budget.
  */
 export class VersionedLists<D> {
+  /** The columns of a `TextRow`: the stored text of `data` as bytes, or as text turned into them (`textRow`). */
+  private readonly textColumns: SQL;
+
   constructor(
     private readonly db: Database,
     private readonly table: SQL,
     private readonly fields: ModelFields,
     private readonly limits: RepositoryLimits,
     private readonly fromRow: (row: Row) => Stored<D>,
-  ) {}
+  ) {
+    this.textColumns = sql`pk, id, version, time_updated, time_deleted, initiator_id, ${db.engine.storedText('data')}`;
+  }
 
   /**
    * A page of the versions of a model, deleted versions included, filtered and sorted as the
@@ -93,9 +92,8 @@ export class VersionedLists<D> {
    * whatever relation it stands in, this table or rows of it.
    */
   fieldEquals(name: string, value: string): SQL {
-    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
-    const literal = this.db.dialect === 'postgres' ? `'${JSON.stringify(value).replace(/'/g, "''")}'::jsonb` : `'${value.replace(/'/g, "''")}'`;
-    return sql`${field.expr} = ${sql.raw(literal)}`;
+    const field = fieldExpression(this.fields, name, { engine: this.db.engine });
+    return sql`${field.expr} = ${this.db.engine.dataLiteral(value)}`;
   }
 
   /**
@@ -103,8 +101,8 @@ export class VersionedLists<D> {
    * does not (absent, null or anything else: `!wanted`).
    */
   fieldIsTrue(name: string, wanted: boolean): SQL {
-    const field = fieldExpression(this.fields, name, { dialect: this.db.dialect });
-    const literal = sql.raw(this.db.dialect === 'postgres' ? `'true'::jsonb` : '1');
+    const field = fieldExpression(this.fields, name, { engine: this.db.engine });
+    const literal = this.db.engine.dataLiteral(true);
     return wanted ? sql`${field.expr} = ${literal}` : sql`(${field.expr} IS NULL OR ${field.expr} <> ${literal})`;
   }
 
@@ -118,7 +116,7 @@ export class VersionedLists<D> {
    * SQLite is told to use it (`INDEXED BY`).
    */
   async idsInStoredOrder(condition: SQL, index: string, afterPk: number, limit: number): Promise<{ pk: number; id: string; version: number }[]> {
-    const from = this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
+    const from = this.db.engine.indexHint(this.table, index);
     return this.db.all<{ pk: number; id: string; version: number }>(
       sql`SELECT pk, id, version FROM ${from} WHERE is_latest = 1 AND time_deleted = 0 AND ${condition} AND pk > ${afterPk} ORDER BY pk LIMIT ${limit}`,
     );
@@ -126,7 +124,7 @@ export class VersionedLists<D> {
 
   /** As `list`, each model's `data` left as the stored JSON text (see `StoredText`). */
   async listText(request: ListRequest, extra?: SQL): Promise<Page<StoredText>> {
-    const page = await this.listRows<TextRow>(TEXT_COLUMNS[this.db.dialect], request, extra);
+    const page = await this.listRows<TextRow>(this.textColumns, request, extra);
     return { items: page.items.map(textRow), total: page.total };
   }
 
@@ -143,7 +141,7 @@ export class VersionedLists<D> {
   /** A cursor over the rows of `keys`, in their order. */
   private readKeys(keys: readonly number[]): ListCursor<StoredText> {
     let next = 0;
-    const columns = TEXT_COLUMNS[this.db.dialect];
+    const columns = this.textColumns;
     return {
       total: keys.length,
       next: async () => {
@@ -175,7 +173,8 @@ export class VersionedLists<D> {
     if (!filter.namesTimeDeleted) conditions.push(sql`time_deleted = 0`);
     if (filter.where) conditions.push(filter.where);
     if (extra) conditions.push(extra);
-    if ((request.filter || request.sortBy) && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
+    const budget = request.filter || request.sortBy ? this.db.engine.budgetCheck('pk') : null;
+    if (budget) conditions.push(budget);
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
@@ -184,7 +183,8 @@ export class VersionedLists<D> {
     const order = parseSort(this.fields, request.sortBy, { ...options, defaultSort: [['version', -1]] });
     const conditions: SQL[] = [sql`id = ${id}`];
     if (filter.where) conditions.push(filter.where);
-    if (filter.where && this.db.dialect === 'sqlite') conditions.push(sql`budget_check(pk)`);
+    const budget = filter.where ? this.db.engine.budgetCheck('pk') : null;
+    if (budget) conditions.push(budget);
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
@@ -209,14 +209,14 @@ export class VersionedLists<D> {
    * null. The first, indexed try keeps lists fast in the normal case.
    */
   private async query<T>(run: (options: ExpressionOptions) => Promise<T>): Promise<T> {
-    const dialect = this.db.dialect;
+    const engine = this.db.engine;
     try {
       return await this.db.withBudget(this.limits.queryBudgetMs, async () => {
         try {
-          return await run({ dialect });
+          return await run({ engine });
         } catch (e) {
           if (!this.db.isJsonError(e)) throw e;
-          return run({ dialect, guarded: true });
+          return run({ engine, guarded: true });
         }
       });
     } catch (e) {

@@ -4,7 +4,7 @@ import { getTableName, sql, type SQL } from 'drizzle-orm';
 import { StatementPart, type Condition, type IdSubquery, type Statement } from './condition.js';
 import { ApiError, invalidJson, UniqueViolation } from '../errors.js';
 import { changeCounters, COUNTED_TABLES, type ChangeCounters } from './change-counter.js';
-import { atomically, rowSource, textList, type Database } from './database.js';
+import { atomically, type Database } from './database.js';
 import { bindValue, fieldExpression, fieldIn, tableName, type ModelFields } from './list-query.js';
 import { ModelCache } from './model-cache.js';
 import { COLUMNS, VersionedLists, type RepositoryLimits, type Row } from './versioned-lists.js';
@@ -114,11 +114,8 @@ export class VersionedRepository<D> {
     // find no row at all. Taken first, the locks make the read after them see the holders'
     // committed versions. (A hash collision only makes two models take turns.)
     const sorted = [...new Set(ids)].sort();
-    if (sorted.length && this.db.dialect === 'postgres') {
-      await this.db.run(
-        sql`SELECT pg_advisory_xact_lock(hashtext(${this.name}), hashtext(k)) FROM unnest(${sql.param(sorted)}::text[]) AS k`,
-      );
-    }
+    const lock = sorted.length ? this.db.engine.lockKeys(this.name, sorted) : null;
+    if (lock) await this.db.run(lock);
     return this.getMany(sorted);
   }
 
@@ -134,10 +131,12 @@ export class VersionedRepository<D> {
    * server's lease) see the holder's commit.
    */
   async tryGetManyForUpdate(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
-    if (ids.length === 0 || this.db.dialect !== 'postgres') return this.getMany(ids);
+    // Null where no other transaction can hold a lock (SQLite): every model is free.
+    const locked = ids.length ? this.db.engine.tryLockedKeys(this.name, [...new Set(ids)]) : null;
+    if (!locked) return this.getMany(ids);
     const rows = await this.db.all<Row>(sql`
       SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (
-        SELECT k FROM unnest(${sql.param([...new Set(ids)])}::text[]) AS k WHERE pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(k)))`);
+        ${locked})`);
     return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
   }
 
@@ -152,20 +151,20 @@ export class VersionedRepository<D> {
     const unique = [...new Set(ids)];
     const statement = unique.length ? write(StatementPart.of<'ids'>(sql`SELECT id FROM latest WHERE ${StatementPart.sql(where)}`)) : null;
     const writing = statement ? StatementPart.sql(statement) : null;
-    if (!writing || this.db.dialect !== 'postgres') {
+    const locked = writing ? this.db.engine.tryLockedKeys(this.name, unique) : null;
+    // One statement where the engine can (PostgreSQL), else the read and the write apart.
+    const both = writing && locked ? this.db.engine.readAndWrite(sql`
+        SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (
+          ${locked})`, writing) : null;
+    if (!writing || !both) {
       const models = await this.tryGetManyForUpdate(unique);
       if (!writing || models.size === 0) return { models, written: [] };
       const written = await this.db.all<R>(sql`
-        WITH latest AS (SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (${textList(this.db.dialect, [...models.keys()])}))
+        WITH latest AS (SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (${this.db.engine.textList([...models.keys()])}))
         ${writing}`);
       return { models, written };
     }
-    const row = await this.db.get<{ models: Row[] | null; written: R[] | null }>(sql`
-      WITH latest AS (
-        SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND id IN (
-          SELECT k FROM unnest(${sql.param(unique)}::text[]) AS k WHERE pg_try_advisory_xact_lock(hashtext(${this.name}), hashtext(k)))),
-      written AS (${writing})
-      SELECT (SELECT json_agg(latest) FROM latest) AS models, (SELECT json_agg(written) FROM written) AS written`);
+    const row = await this.db.get<{ models: Row[] | null; written: R[] | null }>(both);
     return { models: new Map((row?.models ?? []).map((r) => [r.id, this.fromRow(r)])), written: row?.written ?? [] };
   }
 
@@ -177,7 +176,7 @@ export class VersionedRepository<D> {
   /** The latest versions of several models (deleted or not), in one query, by id. */
   async getMany(ids: readonly string[]): Promise<Map<string, Stored<D>>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id IN (${textList(this.db.dialect, [...new Set(ids)])}) AND is_latest = 1`);
+    const rows = await this.db.all<Row>(sql`SELECT ${COLUMNS} FROM ${this.table} WHERE id IN (${this.db.engine.textList([...new Set(ids)])}) AND is_latest = 1`);
     return new Map(rows.map((r) => [r.id, this.fromRow(r)]));
   }
 
@@ -245,9 +244,9 @@ export class VersionedRepository<D> {
    * through `list`.
    */
   async liveWhere(match: FieldMatch<D>): Promise<Stored<D>[]> {
-    const dialect = this.db.dialect;
+    const engine = this.db.engine;
     const conditions = Object.entries(match).map(([name, wanted]) =>
-      fieldIn(fieldExpression(this.fields, name, { dialect }), name, typeof wanted === 'string' ? [wanted] : (wanted as readonly string[]), dialect),
+      fieldIn(engine, fieldExpression(this.fields, name, { engine }), name, typeof wanted === 'string' ? [wanted] : (wanted as readonly string[])),
     );
     if (conditions.length === 0) throw new Error('liveWhere: name at least one field');
     // every match, and no count of them
@@ -256,18 +255,18 @@ export class VersionedRepository<D> {
 
   /** The live model whose `field` equals `value` (a field with a unique index). */
   async findLive(field: string, value: string): Promise<Stored<D> | undefined> {
-    const expr = fieldExpression(this.fields, field, { dialect: this.db.dialect });
+    const expr = fieldExpression(this.fields, field, { engine: this.db.engine });
     const row = await this.db.get<Row>(
-      sql`SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(expr, field, value, this.db.dialect)}`,
+      sql`SELECT ${COLUMNS} FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(this.db.engine, expr, field, value)}`,
     );
     return row && this.fromRow(row);
   }
 
   /** How many live models have `field` equal to `value`. */
   async countLive(field: string, value: string): Promise<number> {
-    const expr = fieldExpression(this.fields, field, { dialect: this.db.dialect });
+    const expr = fieldExpression(this.fields, field, { engine: this.db.engine });
     const row = await this.db.get<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(expr, field, value, this.db.dialect)}`,
+      sql`SELECT count(*) AS n FROM ${this.table} WHERE is_latest = 1 AND time_deleted = 0 AND ${expr.expr} = ${bindValue(this.db.engine, expr, field, value)}`,
     );
     return row?.n ?? 0;
   }
@@ -297,7 +296,7 @@ export class VersionedRepository<D> {
    */
   anyLiveAmong(ids: readonly string[], field: string, value: string, index: string): Condition {
     if (ids.length === 0) return StatementPart.of(sql`0 = 1`);
-    const from = this.db.dialect === 'sqlite' ? sql`${this.table} INDEXED BY ${sql.identifier(index)}` : this.table;
+    const from = this.db.engine.indexHint(this.table, index);
     const list = sql.join(
       ids.map((id) => sql`${id}`),
       sql`, `,
@@ -346,17 +345,14 @@ export class VersionedRepository<D> {
     await atomically(this.db, async () => {
       await this.changes.bump(this.name);
       const rows = next.map((m, i) => [m.id, m.version, m.time_updated, m.time_deleted, m.initiator_id, texts[i] as string]);
-      const source = rowSource(this.db.dialect, rows, ['text', 'int8', 'int8', 'int8', 'text', 'text']);
-      if (this.db.dialect === 'postgres') {
-        // The INSERT reads the UPDATE's count, so the UPDATE runs first: the partial unique
-        // index on the latest version of an id then sees the rows unmarked here as gone.
-        await this.db.run(sql`
-          WITH unmarked AS (UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('postgres', ids)}) AND is_latest = 1 RETURNING 1)
-          INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM (SELECT count(*) FROM unmarked) AS n, (${source}) AS v`);
-      } else {
-        await this.db.run(sql`UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${textList('sqlite', ids)}) AND is_latest = 1`);
-        await this.db.run(sql`INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM (${source}) AS v`);
-      }
+      const source = this.db.engine.rowSource(rows, ['text', 'int8', 'int8', 'int8', 'text', 'text']);
+      // The INSERT after the UPDATE (in one statement on PostgreSQL): the partial unique
+      // index on the latest version of an id then sees the rows unmarked here as gone.
+      const statements = this.db.engine.updateThenInsert(
+        sql`UPDATE ${this.table} SET is_latest = 0 WHERE id IN (${this.db.engine.textList(ids)}) AND is_latest = 1`,
+        (afterUpdate) => sql`INSERT INTO ${this.table} (${columns}) SELECT v.*, 1 FROM ${afterUpdate}(${source}) AS v`,
+      );
+      for (const statement of statements) await this.db.run(statement);
     }).catch((e: unknown) => {
       const field = this.db.uniqueViolation(e);
       throw field !== null ? new UniqueViolation(field) : e;
