@@ -26,7 +26,7 @@ import { CLIENT_ROOT } from './ceph/cinder.checks.js';
 import { poolTests } from './ceph/pool.checks.js';
 import { confMonHost, expectConfNamesMonitors, monitorMap, monitorOnHost, QuorumWatcher, type QuorumReport } from './ceph/mon.checks.js';
 
-import { expectClientNeverInterrupted, expectNoNoout, expectObjects, IoProbe, TestPhases, writeObjects } from './ceph/upgrade.checks.js';
+import { expectClientNeverInterrupted, expectHeldCheckSeen, expectNoNoout, expectObjects, IoProbe, TestPhases, writeObjects } from './ceph/upgrade.checks.js';
 import { eventually } from '@carapace/test-support/eventually';
 
 const DISKS = 2;
@@ -91,7 +91,8 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
     );
     const mon = hostOf(deployed.monIds[0] as string);
     await writeObjects(sys, mon);
-    client = new IoProbe(sys.lab.hosts[DEPLOYED] as LabHost, mon);
+    // bounded at 30 s, not the upgrade's 10: see the verdict below
+    client = new IoProbe(sys.lab.hosts[DEPLOYED] as LabHost, mon, 30);
     await client.start();
   });
 
@@ -265,9 +266,13 @@ describe('day 2 repairs of real Ceph daemons through the API: host maintenance, 
   });
 
   it('the client never saw an operation fail through the maintenance and the replacement, nor read back wrong data', async () => {
-    // No stall bound below the client's 30 s: a host's maintenance stops the leader monitor
-    // after its OSDs, and the election that follows takes 14 to 20 s (docs/day2/repairs.md).
-    await expectClientNeverInterrupted(await client.stop(), phases, hostOf(deployed.monIds[0] as string), log, 30_000);
+    // Operations bounded at 30 s and no stall bound below that: a replaced OSD's data moving
+    // back ends a PG's temporary mapping outside any noout of Carapace's, so without the
+    // late-operation check it holds then (docs/day2/repairs.md, measured).
+    const report = await client.stop();
+    await expectClientNeverInterrupted(report, phases, hostOf(deployed.monIds[0] as string), log, 30_000);
+    // the maintenance held the check while the host's OSDs were down and came back
+    expectHeldCheckSeen(report);
   });
 
   // ---- pools (every host up: placement counts the hosts with OSDs up and in) ----------------

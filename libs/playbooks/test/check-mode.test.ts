@@ -62,6 +62,13 @@ async function cluster(answers: Record<string, Answer>, without: string[] = []):
 }
 
 const ok = (out: unknown, rc = 0): Answer => ({ rc, out });
+/** The options the cluster runs with while OSDs restart under Carapace's noout (HELD_OPTIONS of module_utils/carapace_ceph_cluster.py). */
+const HELD = [
+  { who: 'client', name: 'objecter_timeout', value: '3' },
+  { who: 'client', name: 'objecter_tick_interval', value: '1' },
+];
+const markOf = (o: { who: string; name: string }) => `carapace/config/${o.who}/${o.name}`;
+const HELD_MARKS = Object.fromEntries(HELD.map((o) => [markOf(o), '1700000000 upgrade to 18.2.7']));
 /** The calls that are not reads: what a module in check mode must never make. */
 const WRITES = /^(ceph (osd (out|in|down|destroy|purge|set-group|unset-group|require-osd-release|pool (create|rm|set|set-quota|application enable)|crush (rule create|rule rm|reweight|rm)|erasure-code-profile (set|rm))|config-key (set|rm)|config (set|rm)|mgr fail|mon (rm|add)|auth (get-or-create|caps|del))|systemctl (enable|disable|start|stop|restart|mask|unmask|reset-failed|daemon-reload)|ceph-volume (raw prepare|lvm (create|zap))|ceph-authtool|monmaptool|ceph-mon --cluster|rbd pool init|apt-get (install|update)|umount|dmsetup remove)/;
 
@@ -109,6 +116,8 @@ const READS = {
   'ceph quorum_status': ok({ quorum_names: ['a'], election_epoch: 4, monmap: { mons: [{ name: 'a', rank: 0, public_addrs: { addrvec: [{ type: 'v2', addr: '10.0.0.11:3300' }] } }] } }),
   'ceph health detail': ok({ status: 'HEALTH_OK', checks: {} }),
   'ceph config-key dump carapace/noout/': ok({}),
+  'ceph config-key dump carapace/config/': ok({}),
+  'ceph config dump': ok([]),
   'ceph osd crush rule dump': ok(CRUSH_RULES),
   'ceph osd tree': ok(osdTree(2)),
   'ceph pg stat': ok({ pg_summary: { num_pgs: 32, num_pg_by_state: [{ name: 'active+clean', num: 32 }] } }),
@@ -226,7 +235,10 @@ describe('check mode: the gates are asked, and a no fails as in a real run', () 
     expect(preview.changed).toBe(true);
     expect(preview.noout_set).toBe(true);
     expect(preview.answer).toBe('ok_to_stop=True, 32 PGs fine, 0 PGs not');
-    expect(preview.would_change).toEqual(["set noout on the CRUSH bucket h1 only (marked as Carapace's)"]);
+    expect(preview.would_change).toEqual([
+      ...HELD.map((o) => `set ${o.who} ${o.name}=${o.value} in the central configuration while OSDs restart (marked as Carapace's)`),
+      "set noout on the CRUSH bucket h1 only (marked as Carapace's)",
+    ]);
     expect(preview.before).toEqual({ 0: 5 });
     expect(writesIn(await c.calls())).toEqual([]);
   }, 120_000);
@@ -299,6 +311,7 @@ describe('check mode: the gates are asked, and a no fails as in a real run', () 
       'Ceph says osd.0 may stop: ok_to_stop=True, 32 PGs fine, 0 PGs not',
       'mgr.a would hand over to a manager on another host (b)',
       'noout would be set on h1 only',
+      `clients would be told to look for late operations sooner until the exit: ${HELD.map((o) => `${o.who} ${o.name}=${o.value}`).join(', ')}`,
       'the maintenance of h1 would be recorded (config-key carapace/maintenance/h1)',
     ]);
     expect(writesIn(await yes.calls())).toEqual([]);
@@ -440,6 +453,54 @@ describe('check mode: changes reported, not made', () => {
       'cannot tell what these devices hold before the Ceph packages are installed: /dev/vdc: holds ext4; ceph-bluestore-tool is not installed yet to tell whether it is an OSD of this cluster',
     );
     expect(writesIn(await bare.calls())).toEqual([]);
+  }, 180_000);
+
+  it('the options held while OSDs restart: set with the first noout of Carapace, removed with the last; an operator\'s setting neither changed nor removed', async () => {
+    const osdYes = { 'ceph osd ok-to-stop 0': ok({ ok_to_stop: true, num_ok_pgs: 32, num_not_ok_pgs: 0 }) };
+    const writes = { 'ceph config-key set *': ok(''), 'ceph config-key rm *': ok(''), 'ceph config set *': ok(''), 'ceph config rm *': ok(''), 'ceph osd set-group noout h1': ok(''), 'ceph osd unset-group noout h1': ok('') };
+    const gate = { type: 'osd', ids: ['0'], host_bucket: 'h1', timeout: 0 };
+    const flagged = { ...OSD_DUMP, crush_node_flags: { h1: ['noout'] } };
+
+    // set by no one: the gate marks it and sets it, also when the host's noout is an operator's
+    // (the stand-in's dump shows the flag set and no mark of Carapace's, so the flag is left to its owner)
+    const fresh = await cluster({ ...READS, ...osdYes, ...writes, 'ceph osd dump': ok(flagged) });
+    const set = await fresh.module('carapace_ceph_gate', gate, { check: false });
+    expect(set.failed, JSON.stringify(set)).toBe(false);
+    expect(set.noout_set).toBe(false);
+    expect(writesIn(await fresh.calls())).toEqual(HELD.flatMap((o) => [expect.stringMatching(new RegExp(`^ceph config-key set ${markOf(o)} \\d+ `)), `ceph config set ${o.who} ${o.name} ${o.value}`]));
+
+    // an operator's own setting of one: left as it is (and not marked); the other is held
+    const [mine, theirs] = HELD as [(typeof HELD)[0], (typeof HELD)[0]];
+    const operator = await cluster({ ...READS, ...osdYes, ...writes, 'ceph osd dump': ok(flagged), 'ceph config dump': ok([{ section: theirs.who, name: theirs.name, value: '5', level: 'dev' }]) });
+    expect((await operator.module('carapace_ceph_gate', gate, { check: false })).failed).toBe(false);
+    expect(writesIn(await operator.calls()).filter((w) => w.startsWith('ceph config'))).toEqual([expect.stringMatching(new RegExp(`^ceph config-key set ${markOf(mine)} \\d+ `)), `ceph config set ${mine.who} ${mine.name} ${mine.value}`]);
+
+    // the last host's flag unset: the option goes too, mark and all
+    const marked = { 'ceph config-key dump carapace/config/': ok(HELD_MARKS), 'ceph osd dump': ok(flagged) };
+    const heldNames = HELD.map((o) => `${o.who} ${o.name}`).sort();
+    const last = await cluster({ ...READS, ...writes, ...marked, 'ceph config-key dump carapace/noout/': ok({ 'carapace/noout/h1': '1700000000 upgrade' }) });
+    const released = await last.module('carapace_ceph_noout', { buckets: ['h1'] }, { check: false });
+    expect(released.failed, JSON.stringify(released)).toBe(false);
+    expect(released).toMatchObject({ changed: true, unset: ['h1'], released: heldNames });
+    expect(writesIn(await last.calls())).toEqual([
+      'ceph osd unset-group noout h1',
+      'ceph config-key rm carapace/noout/h1',
+      ...[...HELD].sort((a, b) => a.name.localeCompare(b.name)).flatMap((o) => [`ceph config rm ${o.who} ${o.name}`, `ceph config-key rm ${markOf(o)}`]),
+    ]);
+    // ...and a preview says so, changing nothing
+    const preview = await last.module('carapace_ceph_noout', { buckets: ['h1'] });
+    expect(preview.would_change).toEqual(['unset noout on h1', ...heldNames.map((n) => `remove ${n} from the central configuration (Carapace set it while OSDs restarted)`)]);
+
+    // another host still under Carapace's noout (a maintenance): the option stays
+    const other = await cluster({ ...READS, ...writes, ...marked, 'ceph config-key dump carapace/noout/': ok({ 'carapace/noout/h1': '1700000000 upgrade', 'carapace/noout/h2': '1700000000 maintenance' }) });
+    const kept = await other.module('carapace_ceph_noout', { buckets: ['h1'] }, { check: false });
+    expect(kept).toMatchObject({ changed: true, unset: ['h1'], released: [] });
+    expect(writesIn(await other.calls()).filter((w) => w.startsWith('ceph config'))).toEqual(['ceph config-key rm carapace/noout/h1']);
+
+    // cleanup after a failed run with no flag of Carapace's left (the host's noout was an operator's): the option still goes
+    const leftover = await cluster({ ...READS, ...writes, ...marked });
+    const cleaned = await leftover.module('carapace_ceph_noout', { cli_timeout: 30 }, { check: false });
+    expect(cleaned).toMatchObject({ changed: true, unset: [], released: heldNames });
   }, 180_000);
 
   it('carapace_ceph_restart, carapace_ceph_settle and carapace_ceph_noout: a restart is a change not made; its outcome is unknown; the flags it would unset', async () => {

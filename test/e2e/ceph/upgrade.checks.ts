@@ -15,23 +15,22 @@ const OBJECTS = 20;
 
 /**
  * A client of the cluster on a host outside it: writes an object and reads it back every
- * 200 ms, each operation bounded at 30 s (rados_osd_op_timeout, rados_mon_op_timeout), and
- * logs each one as a JSON line. It runs as a transient systemd unit on the host until
- * /root/probe.stop exists. Its librados keeps Ceph's defaults and logs at debug_objecter 2
- * to /root/probe-objecter.log: the lines "tid N on osd.M is laggy" of its own check for
- * operations older than objecter_timeout (10 s, looked at every objecter_tick_interval, 5 s),
- * after which it asks the monitors for the newest OSD map and resends. An operation dropped
- * when its PG changes interval (a restarted OSD returns) is resent only so, 10 to 15 s after
- * it began (measured: 12.9 and 13.6 s, each right after such a line): a 10 s bound made that
- * a failure; 30 s lets it finish, as a client without a bound (RBD's default) would wait,
- * and the stall is measured instead. (Looking for late operations sooner does not help host
- * maintenance, which holds a write 10 to 15 s with the map unchanged:
- * docs/day2/upgrade-and-restart.md, known limits.)
+ * 200 ms, each operation bounded at `opTimeoutS` (rados_osd_op_timeout, rados_mon_op_timeout;
+ * 10 s by default, issue 27's client), and logs each one as a JSON line with the
+ * objecter_timeout its librados runs with at that moment (the monitors hand it Carapace's
+ * setting while OSDs restart: docs/day2/upgrade-and-restart.md, "Clients while OSDs
+ * restart"). It runs as a transient systemd unit on the host until /root/probe.stop exists.
+ * Its librados keeps Ceph's defaults otherwise and logs at debug_objecter 2 to
+ * /root/probe-objecter.log: the lines "tid N on osd.M is laggy" of its own check for late
+ * operations, after which it asks the monitors for the newest OSD map and resends (an
+ * operation dropped when its PG changes primary, as a restarted OSD returns, is resent only
+ * so).
  */
-const PROBE_SCRIPT = `import json, os, time
+function probeScript(opTimeoutS: number): string {
+  return `import json, os, time
 import rados
 cluster = rados.Rados(conffile="/etc/ceph/ceph.conf", rados_id="admin",
-                      conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "30", "client_mount_timeout": "30",
+                      conf={"rados_osd_op_timeout": "${opTimeoutS}", "rados_mon_op_timeout": "${opTimeoutS}", "client_mount_timeout": "30",
                             "log_file": "/root/probe-objecter.log", "debug_objecter": "2/2"})
 cluster.connect(timeout=10)
 io = cluster.open_ioctx("${PROBE_POOL}")
@@ -47,9 +46,11 @@ while not os.path.exists("/root/probe.stop"):
         ok, err = got == payload, "" if got == payload else "read back %r" % got
     except Exception as e:
         ok, err = False, "%s: %s" % (type(e).__name__, e)
-    out.write(json.dumps({"t": started, "ms": (time.time() - started) * 1000, "ok": ok, "err": err}) + "\\n")
+    out.write(json.dumps({"t": started, "ms": (time.time() - started) * 1000, "ok": ok, "err": err,
+                          "ot": float(cluster.conf_get("objecter_timeout"))}) + "\\n")
     time.sleep(max(0.0, 0.2 - (time.time() - started)))
 `;
+}
 
 /** What the client saw. */
 export interface ProbeReport {
@@ -61,6 +62,8 @@ export interface ProbeReport {
   slow: { t: number; ms: number }[];
   /** Its librados' own lines about operations it found late ("is laggy"), with their times. */
   laggy: string[];
+  /** The objecter_timeout values its librados ran with, in the order they came (a change recorded once). */
+  objecterTimeouts: number[];
 }
 
 /** An operation slower than this is reported with what librados said meanwhile. */
@@ -102,6 +105,8 @@ export class IoProbe {
   constructor(
     private readonly client: LabHost,
     private readonly mon: LabHost,
+    /** The bound of each operation, in seconds. */
+    private readonly opTimeoutS = 10,
   ) {}
 
   async start(): Promise<void> {
@@ -109,14 +114,14 @@ export class IoProbe {
       const { stdout } = await this.mon.exec(`cat ${file}`);
       await this.client.exec(`umask 077 && cat > ${file}`, { input: stdout });
     }
-    await this.client.exec('rm -f /root/probe.log /root/probe.stop /root/probe-objecter.log && cat > /root/probe.py', { input: PROBE_SCRIPT });
+    await this.client.exec('rm -f /root/probe.log /root/probe.stop /root/probe-objecter.log && cat > /root/probe.py', { input: probeScript(this.opTimeoutS) });
     await this.client.exec('systemd-run --unit=carapace-io-probe --collect python3 /root/probe.py');
     // Running once it has logged a good operation.
     await eventually('the client to write and read', async () => ((await this.report()).operations > 3 ? true : undefined), 60_000);
   }
 
   /** What the client logged so far (librados' own lines are read once it stopped). */
-  async report(): Promise<Omit<ProbeReport, 'laggy'>> {
+  async report(): Promise<Omit<ProbeReport, 'laggy' | 'objecterTimeouts'>> {
     const { stdout } = await this.client.exec('cat /root/probe.log 2>/dev/null || true');
     const lines = stdout
       .split('\n')
@@ -138,6 +143,28 @@ export class IoProbe {
     };
   }
 
+  /** The objecter_timeout of its last operation (what its librados runs with now). */
+  async objecterTimeoutNow(): Promise<number | undefined> {
+    const { stdout } = await this.client.exec('tail -n 1 /root/probe.log 2>/dev/null || true');
+    const line = stdout.trim();
+    return line ? (JSON.parse(line) as { ot: number }).ot : undefined;
+  }
+
+  /**
+   * Gives the client, through the monitors, the late-operation check Carapace holds while it
+   * restarts OSDs (HELD_OPTIONS), for a restart a test makes itself, outside any execution;
+   * resolves once the client runs with it. `release` removes it again.
+   */
+  async holdCheck(): Promise<void> {
+    await this.mon.exec('ceph config set client objecter_timeout 3 && ceph config set client objecter_tick_interval 1');
+    await eventually('the client told to look for late operations after 3 s', async () => ((await this.objecterTimeoutNow()) === 3 ? true : undefined), 60_000);
+  }
+
+  async releaseCheck(): Promise<void> {
+    await this.mon.exec('ceph config rm client objecter_timeout && ceph config rm client objecter_tick_interval');
+    await eventually('the client back on Ceph\'s default', async () => ((await this.objecterTimeoutNow()) === 10 ? true : undefined), 60_000);
+  }
+
   async stop(): Promise<ProbeReport> {
     await this.client.exec('touch /root/probe.stop');
     await eventually(
@@ -146,13 +173,19 @@ export class IoProbe {
       60_000,
     );
     const { stdout } = await this.client.exec("grep -h 'is laggy' /root/probe-objecter.log 2>/dev/null || true");
-    return { ...(await this.report()), laggy: stdout.split('\n').filter((l) => l.trim() !== '') };
+    const timeouts = await this.client.exec(`python3 -c 'import json,sys; [print(json.loads(l)["ot"]) for l in open("/root/probe.log") if l.strip()]'`);
+    const objecterTimeouts = timeouts.stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(Number)
+      .filter((v, i, all) => i === 0 || v !== all[i - 1]);
+    return { ...(await this.report()), laggy: stdout.split('\n').filter((l) => l.trim() !== ''), objecterTimeouts };
   }
 }
 
 /**
  * The verdict on what the client saw through a file's tests: more than 100 operations, every
- * one of them done within its 30 s (none failed, none read back wrong), and no stall of
+ * one of them done within its bound (none failed, none read back wrong), and no stall of
  * `longestStallMs` or more. Each slow operation is logged with the test it happened in, the cluster log around it
  * and the late-operation lines its librados wrote (the evidence of a stranded operation).
  */
@@ -161,10 +194,10 @@ export async function expectClientNeverInterrupted(
   phases: TestPhases,
   mon: LabHost,
   log: (line: string) => void,
-  /** The longest stall allowed (below the client's 30 s bound, which would fail the operation). */
+  /** The longest stall allowed (an operation past the client's bound fails anyway). */
   longestStallMs = LONGEST_STALL_MS,
 ): Promise<void> {
-  log(`client: ${report.operations} operations, ${report.failures.length} failed, ${report.slow.length} slower than ${SLOW_MS} ms, longest stall ${report.longestStallMs} ms`);
+  log(`client: ${report.operations} operations, ${report.failures.length} failed, ${report.slow.length} slower than ${SLOW_MS} ms, longest stall ${report.longestStallMs} ms; objecter_timeout ${report.objecterTimeouts.join(' → ')} s`);
   const failures = phases.failures(report);
   const slow = phases.failures({ ...report, failures: report.slow.map(({ t, ms }) => ({ t, err: `took ${ms} ms` })) });
   for (const f of [...failures, ...slow]) log(`client: ${f}`);
@@ -175,6 +208,18 @@ export async function expectClientNeverInterrupted(
   expect(report.operations).toBeGreaterThan(100);
   expect(failures, `operations that failed${context}`).toEqual([]);
   expect(report.longestStallMs, `the longest stall (slow operations: ${slow.join('; ')})${context}`).toBeLessThan(longestStallMs);
+}
+
+/**
+ * The client ran with the late-operation check Carapace holds while OSDs restart under its
+ * noout (objecter_timeout 3 s from the monitors' central configuration, HELD_OPTIONS of
+ * module_utils/carapace_ceph_cluster.py), handed to it while it ran, and with Ceph's default
+ * (10 s) again at the end: the setting reached a running client, and was removed.
+ */
+export function expectHeldCheckSeen(report: ProbeReport): void {
+  expect(report.objecterTimeouts, 'the objecter_timeout values the running client had, in order').toContain(3);
+  expect(report.objecterTimeouts[0], 'before the first restart').toBe(10);
+  expect(report.objecterTimeouts.at(-1), 'at the end').toBe(10);
 }
 
 /** Creates the probe pool and writes OBJECTS objects of known content. */
@@ -245,6 +290,14 @@ export async function expectNoNoout(sys: CephSystem, mon: LabHost): Promise<void
   for (const osd of dump.osds as Json[]) expect(osd.state).not.toContain('noout');
   const marks = await sys.ceph<Json>(mon, 'config-key dump carapace/noout/');
   expect(marks).toEqual({});
+  await expectNoHeldOptions(sys, mon);
+}
+
+/** None of the options Carapace holds while OSDs restart is left set, nor marked as Carapace's. */
+export async function expectNoHeldOptions(sys: CephSystem, mon: LabHost): Promise<void> {
+  expect(await sys.ceph<Json>(mon, 'config-key dump carapace/config/')).toEqual({});
+  const held = (await sys.ceph<Json[]>(mon, 'config dump')).filter((e) => e.section === 'client' && /^objecter_(timeout|tick_interval)$/.test(String(e.name)));
+  expect(held).toEqual([]);
 }
 
 /** Runs an upgrade and checks the cluster is all on Reef, healthy, flagless, its data intact. */

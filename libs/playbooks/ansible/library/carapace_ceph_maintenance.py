@@ -75,6 +75,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     pgs_active_without,
     pgs_clean,
     quorum,
+    HELD_NOW,
     set_noout,
     step,
     unset_noout,
@@ -157,6 +158,9 @@ def gate(p):
                     steps.append(step("noout would be set on %s only" % host, started, changed=True))
                 else:
                     steps.append(step("noout was set on %s already, by an operator: left as it is" % host, started))
+                if HELD_NOW:
+                    steps.append(step("clients would be told to look for late operations sooner until the exit: %s" % ", ".join(HELD_NOW), started, changed=True))
+                    del HELD_NOW[:]
             steps.append(step("the maintenance of %s would be recorded (config-key %s%s)" % (host, MARK, host), started, changed=True))
             changed = True
         return changed, found, steps
@@ -176,6 +180,9 @@ def gate(p):
                 steps.append(step("noout set on %s only" % host, started, changed=True))
             else:
                 steps.append(step("noout was set on %s already, by an operator: left as it is" % host, started))
+            if HELD_NOW:
+                steps.append(step("clients told to look for late operations sooner until the exit: %s" % ", ".join(HELD_NOW), started, changed=True))
+                del HELD_NOW[:]
         rc, said = ceph_command(["config-key", "set", MARK + host, json.dumps({"time": int(time.time()), "daemons": found[host]})], timeout)
         if rc != 0:
             raise Refused("cannot record the maintenance of %s: %s" % (host, tail(said)))

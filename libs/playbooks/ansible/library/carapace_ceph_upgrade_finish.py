@@ -29,6 +29,7 @@ from ansible.module_utils.carapace_ceph_cluster import (
     osd_dump,
     release_name,
     running_versions,
+    release_options,
     unset_noout,
     upstream,
 )
@@ -76,6 +77,10 @@ def main():
                 steps.append({"name": "noout of %s unset (left by an earlier run)" % bucket, "result": "ok", "changed": True,
                               "time_started": started, "time_finished": time.time()})
                 changed = True
+        for option in release_options(timeout):
+            steps.append({"name": "%s removed from the central configuration (left by an earlier run)" % option, "result": "ok", "changed": True,
+                          "time_started": started, "time_finished": time.time()})
+            changed = True
     except Refused as err:
         module.fail_json(msg=str(err))
     if not steps:

@@ -28,6 +28,25 @@ RELEASES = {
 # Where Carapace marks a flag it set: config-key carapace/noout/<host bucket> = "<when> <why>".
 NOOUT_MARK = "carapace/noout/"
 
+# What the cluster runs with while OSDs of a host are down or restarting under Carapace's noout
+# (a rolling restart, an upgrade, a host in maintenance), from the first such host until none
+# is left: options set in the monitors' central configuration, each (who, name, value), which
+# the monitors hand to every connected client at once. When an OSD comes back, the PGs it
+# leads change primary again, and the acting primary of the meantime may drop an operation
+# it holds for them; the client resends it only once it has an OSD map that says so, and a
+# client waiting on that one operation is sent none: it asks for a map itself when it finds
+# the operation late, after objecter_timeout (10 s) at its check every objecter_tick_interval
+# (5 s), so 10 to 15 s after it began, past a 10 s bound. With these, 3 to 4 s. Measured in
+# the lab: docs/day2/upgrade-and-restart.md, "Clients while OSDs restart". An option an
+# operator set (an entry of `ceph config dump` that Carapace did not mark) is left as it is
+# and never removed: setting them is how an operator keeps Carapace from changing them.
+HELD_OPTIONS = (
+    ("client", "objecter_timeout", "3"),
+    ("client", "objecter_tick_interval", "1"),
+)
+# Where Carapace marks an option it set: config-key carapace/config/<who>/<name> = "<when> <why>".
+CONFIG_MARK = "carapace/config/"
+
 
 def step(name, started=None, result="ok", changed=False):
     """A step for the runner's callback (carapace_steps of a module's result): started is when
@@ -268,9 +287,73 @@ def marked_noout(timeout=30):
     return dict((key[len(NOOUT_MARK):], value) for key, value in data.items() if key.startswith(NOOUT_MARK))
 
 
+def marked_options(timeout=30):
+    """{(who, name): mark} of the HELD_OPTIONS Carapace set and has not removed yet."""
+    rc, data, _ = ceph_json(["config-key", "dump", CONFIG_MARK], timeout)
+    if rc != 0 or not isinstance(data, dict):
+        return {}
+    marks = {}
+    for key, value in data.items():
+        who, _, name = key[len(CONFIG_MARK):].partition("/")
+        if key.startswith(CONFIG_MARK) and who and name:
+            marks[(who, name)] = value
+    return marks
+
+
+# What hold_options set (or would set) in this module's run, for its report.
+HELD_NOW = []
+
+
+def hold_options(why, timeout=30):
+    """Sets each of HELD_OPTIONS that neither Carapace nor an operator has set, marking it as
+    Carapace's. Returns the "who name=value" of those it set (or would set, in check mode),
+    which HELD_NOW gathers too."""
+    marks = marked_options(timeout)
+    dump = ceph_required(["config", "dump"], timeout)
+    entries = set((e.get("section"), e.get("name")) for e in dump if isinstance(e, dict)) if isinstance(dump, list) else set()
+    held = []
+    for who, name, value in HELD_OPTIONS:
+        if (who, name) in marks or (who, name) in entries:
+            continue
+        said_as = "%s %s=%s" % (who, name, value)
+        held.append(said_as)
+        HELD_NOW.append(said_as)
+        if checking():
+            would("set %s in the central configuration while OSDs restart (marked as Carapace's)" % said_as)
+            continue
+        rc, said = ceph_command(["config-key", "set", CONFIG_MARK + who + "/" + name, "%d %s" % (time.time(), why)], timeout)
+        if rc != 0:
+            raise Refused("cannot mark the option %s: %s" % (said_as, tail(said)))
+        rc, said = ceph_command(["config", "set", who, name, value], timeout)
+        if rc != 0:
+            raise Refused("ceph config set %s %s %s failed: %s" % (who, name, value, tail(said)))
+    return held
+
+
+def release_options(timeout=30, leaving=()):
+    """Removes the HELD_OPTIONS Carapace set once no host is under its noout any more (those
+    of leaving counted as gone: check mode does not remove their marks). Returns the "who
+    name" of those it removed (or would remove, in check mode)."""
+    if set(marked_noout(timeout)) - set(leaving):
+        return []
+    released = []
+    for (who, name) in sorted(marked_options(timeout)):
+        released.append("%s %s" % (who, name))
+        if checking():
+            would("remove %s %s from the central configuration (Carapace set it while OSDs restarted)" % (who, name))
+            continue
+        rc, said = ceph_command(["config", "rm", who, name], timeout)
+        if rc != 0:
+            raise Refused("ceph config rm %s %s failed: %s" % (who, name, tail(said)))
+        ceph_command(["config-key", "rm", CONFIG_MARK + who + "/" + name], timeout)
+    return released
+
+
 def set_noout(bucket, why, timeout=30):
     """Sets noout on a host bucket unless it is set already. Returns True when Carapace set it
-    (and marked it as its own), False when it was set before (an operator's: never unset)."""
+    (and marked it as its own), False when it was set before (an operator's: never unset).
+    Either way the HELD_OPTIONS are held from now on (hold_options)."""
+    hold_options(why, timeout)
     if "noout" in group_flags(osd_dump(timeout), bucket) and bucket not in marked_noout(timeout):
         return False
     if checking():
@@ -285,8 +368,17 @@ def set_noout(bucket, why, timeout=30):
     return True
 
 
-def unset_noout(bucket, timeout=30):
-    """Unsets the noout flag of a host bucket if Carapace set it; True when it did."""
+def unset_noout(bucket, timeout=30, release=True):
+    """Unsets the noout flag of a host bucket if Carapace set it; True when it did. Unless
+    release is False (the caller releases them itself), the HELD_OPTIONS are released once
+    no host is left under Carapace's noout (release_options)."""
+    done = _unset_noout(bucket, timeout)
+    if release:
+        release_options(timeout, leaving=(bucket,))
+    return done
+
+
+def _unset_noout(bucket, timeout):
     if bucket not in marked_noout(timeout):
         return False
     if checking():
