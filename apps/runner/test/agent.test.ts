@@ -307,8 +307,10 @@ describe('the runner agent against a real control plane over gRPC', () => {
     const del = await bed.h.request('DELETE', '/v1/runner/revoked/', { token: bed.root });
     expect(del.status).toBe(200);
     await eventually('refused twice', () => t.log.lines.filter((l) => l.msg === 'stream to the control plane lost').length >= 2);
+    // At least two (a third may have come meanwhile, 200 to 400 ms later), each UNAUTHENTICATED.
     const refusals = t.log.lines.filter((l) => l.msg === 'stream to the control plane lost');
-    expect(refusals.map((l) => l.code)).toEqual([16, 16]);
+    expect(refusals.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(refusals.map((l) => l.code))).toEqual(new Set([16]));
     // Full jitter over the upper half of the cap.
     for (const l of refusals) expect(l.retryInMs).toBeGreaterThanOrEqual(200);
     expect(t.agent.stats.connects).toBe(1);
