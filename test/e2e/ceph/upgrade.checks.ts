@@ -121,12 +121,12 @@ export class IoProbe {
   }
 
   /** What the client logged so far (librados' own lines are read once it stopped). */
-  async report(): Promise<Omit<ProbeReport, 'laggy' | 'objecterTimeouts'>> {
+  async report(): Promise<Omit<ProbeReport, 'laggy'>> {
     const { stdout } = await this.client.exec('cat /root/probe.log 2>/dev/null || true');
     const lines = stdout
       .split('\n')
       .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as { t: number; ms: number; ok: boolean; err: string });
+      .map((l) => JSON.parse(l) as { t: number; ms: number; ok: boolean; err: string; ot: number });
     let longest = 0;
     let lastOk: number | undefined;
     for (const op of lines) {
@@ -140,6 +140,7 @@ export class IoProbe {
       failures: lines.filter((op) => !op.ok).map(({ t, err }) => ({ t, err })),
       longestStallMs: Math.round(longest),
       slow: lines.filter((op) => op.ok && op.ms > SLOW_MS).map(({ t, ms }) => ({ t, ms: Math.round(ms) })),
+      objecterTimeouts: lines.map((op) => op.ot).filter((v, i, all) => i === 0 || v !== all[i - 1]),
     };
   }
 
@@ -153,7 +154,7 @@ export class IoProbe {
   /**
    * Gives the client, through the monitors, the late-operation check Carapace holds while it
    * restarts OSDs (HELD_OPTIONS), for a restart a test makes itself, outside any execution;
-   * resolves once the client runs with it. `release` removes it again.
+   * resolves once the client runs with it. `releaseCheck` removes it again.
    */
   async holdCheck(): Promise<void> {
     await this.mon.exec('ceph config set client objecter_timeout 3 && ceph config set client objecter_tick_interval 1');
@@ -173,13 +174,7 @@ export class IoProbe {
       60_000,
     );
     const { stdout } = await this.client.exec("grep -h 'is laggy' /root/probe-objecter.log 2>/dev/null || true");
-    const timeouts = await this.client.exec(`python3 -c 'import json,sys; [print(json.loads(l)["ot"]) for l in open("/root/probe.log") if l.strip()]'`);
-    const objecterTimeouts = timeouts.stdout
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map(Number)
-      .filter((v, i, all) => i === 0 || v !== all[i - 1]);
-    return { ...(await this.report()), laggy: stdout.split('\n').filter((l) => l.trim() !== ''), objecterTimeouts };
+    return { ...(await this.report()), laggy: stdout.split('\n').filter((l) => l.trim() !== '') };
   }
 }
 

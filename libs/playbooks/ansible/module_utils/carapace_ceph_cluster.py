@@ -306,17 +306,15 @@ HELD_NOW = []
 
 def hold_options(why, timeout=30):
     """Sets each of HELD_OPTIONS that neither Carapace nor an operator has set, marking it as
-    Carapace's. Returns the "who name=value" of those it set (or would set, in check mode),
-    which HELD_NOW gathers too."""
+    Carapace's; HELD_NOW gathers the "who name=value" of those it set (or would set, in
+    check mode)."""
     marks = marked_options(timeout)
     dump = ceph_required(["config", "dump"], timeout)
     entries = set((e.get("section"), e.get("name")) for e in dump if isinstance(e, dict)) if isinstance(dump, list) else set()
-    held = []
     for who, name, value in HELD_OPTIONS:
         if (who, name) in marks or (who, name) in entries:
             continue
         said_as = "%s %s=%s" % (who, name, value)
-        held.append(said_as)
         HELD_NOW.append(said_as)
         if checking():
             would("set %s in the central configuration while OSDs restart (marked as Carapace's)" % said_as)
@@ -327,7 +325,6 @@ def hold_options(why, timeout=30):
         rc, said = ceph_command(["config", "set", who, name, value], timeout)
         if rc != 0:
             raise Refused("ceph config set %s %s %s failed: %s" % (who, name, value, tail(said)))
-    return held
 
 
 def release_options(timeout=30, leaving=()):
