@@ -262,6 +262,11 @@ export class VersionedRepository<D> {
     return row && this.fromRow(row);
   }
 
+  /** Whether any model was ever stored here, deleted ones included. */
+  async anyEver(): Promise<boolean> {
+    return (await this.db.get<{ one: number }>(sql`SELECT 1 AS one FROM ${this.table} LIMIT 1`)) !== undefined;
+  }
+
   /** How many live models have `field` equal to `value`. */
   async countLive(field: string, value: string): Promise<number> {
     const expr = fieldExpression(this.fields, field, { engine: this.db.engine });

@@ -33,8 +33,7 @@ export async function bootstrap(
   },
   admin: { password: string | null; email: string },
 ): Promise<BootstrapResult> {
-  const any = await deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' });
-  if (any.total > 0) return { created: false, generatedPassword: null, bootstrapRoleUpdated: await completeBootstrapRole(deps) };
+  if (await deps.users.anyEver()) return { created: false, generatedPassword: null, bootstrapRoleUpdated: await completeBootstrapRole(deps) };
   const password = admin.password ?? generatePassword();
   // hashed before the transaction opens: a transaction holds the database meanwhile
   const hash = await deps.passwords.hash(password);
@@ -42,7 +41,7 @@ export async function bootstrap(
   try {
     created = await deps.auth.transaction(async () => {
       const now = nowS(deps.clock);
-      if ((await deps.users.list({ page: 1, perPage: 1, all: false, filter: '{"time_deleted":{"gte":0}}' })).total > 0) return false;
+      if (await deps.users.anyEver()) return false;
       const wheel = await deps.roles.create({ name: 'wheel', permissions: allPermissions() }, null, now);
       const root = await deps.users.create({ login: 'root', email: admin.email, full_name: 'Root', role_id: wheel.id }, null, now);
       await deps.auth.setPasswordHash(root.id, hash, now);
