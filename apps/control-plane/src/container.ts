@@ -132,7 +132,7 @@ export async function createContainer(config: Config, db: Database, logger: Logg
   const serverRepo = new VersionedRepository<ServerData>(db, servers, {
     data: ['name', 'fqdn', 'ip', 'username', 'state', 'cluster_id', 'facts', 'facts_error', 'ssh_host_key'],
     defaultSort: [['name', 1]],
-  }, { limits });
+  }, { cacheLiveCount: true, limits });
   const configurationRepo = new VersionedRepository<PlaybookConfigurationData>(db, playbookConfigurations, {
     data: ['name', 'playbook_id', 'cluster_id', 'server_ids', 'hints', 'configuration'],
     defaultSort: [['time_updated', -1]],

@@ -78,6 +78,17 @@ describe('replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
     await mail.stop();
   });
 
+  it('count the servers through B again after one came or went through A (the kept total of the list)', async () => {
+    const total = async (via: Replica): Promise<number> => (await via.api('GET', '/v1/server/?per_page=1', undefined, token)).json.total as number;
+    const before = await total(b);
+    expect(await total(a)).toBe(before);
+    const id = await addServer(a);
+    expect(await total(b)).toBe(before + 1);
+    expect((await b.api('DELETE', `/v1/server/${id}/`, undefined, token)).status).toBe(200);
+    expect(await total(a)).toBe(before);
+    expect(await total(b)).toBe(before);
+  });
+
   it('serve one installation: a token, a user, a role change and a logout through A apply to the next request through B', async () => {
     const login = await b.api('POST', '/v1/auth/', { username: 'root', password: 'root-password-for-tests' });
     expect(login.status).toBe(200);

@@ -196,4 +196,30 @@ describe('the server list', () => {
     expect(everything).toMatchObject({ page: 1, per_page: everything.total, total: all.length - 1 });
     expect((await list('per_page=1000')).items).toEqual(everything.items);
   });
+  it('counts every live server again only when one comes or goes, not when one changes', async () => {
+    const total = async (query = ''): Promise<number> => (await list(`per_page=1${query}`)).total;
+    const before = await total();
+    const [one] = [await addServer(h)];
+    if (!one) throw new Error('no server');
+    expect(await total()).toBe(before + 1);
+    // A row written past the repository, as nothing in Carapace does: the unfiltered total is
+    // the kept count until a server comes or goes, a filtered list counts its rows.
+    for (const n of [7, 8]) {
+      const data = JSON.stringify({ ...one.data, name: 'stray-row' });
+      await h.db.run(sql`INSERT INTO servers (id, version, time_updated, time_deleted, initiator_id, is_latest, data) VALUES (${`00000000-0000-4000-8000-0000000000f${n}`}, 1, 1, 0, NULL, 1, ${data})`);
+    }
+    expect(await total()).toBe(before + 1);
+    expect(await total(`&filter=${encodeURIComponent('{"name":"stray-row"}')}`)).toBe(2);
+    // New facts and a rename make versions, and create or delete no server.
+    await h.container.services.servers.recordFacts(one.id, makeFacts('node-kept', '10.0.9.9'), null);
+    const latest = await getOne(one.id) as { data: ServerData };
+    expect((await h.request('PUT', `/v1/server/${one.id}/`, { token: root, body: { ...latest, data: { ...latest.data, name: 'counted-once' } } })).status).toBe(200);
+    expect(await total()).toBe(before + 1);
+    // A deletion is counted again, and so the stray rows with it.
+    expect((await h.request('DELETE', `/v1/server/${one.id}/`, { token: root })).status).toBe(200);
+    expect(await total()).toBe(before + 2);
+    await addServer(h);
+    expect(await total()).toBe(before + 3);
+    expect((await list('all=true')).items).toHaveLength(before + 3);
+  });
 });

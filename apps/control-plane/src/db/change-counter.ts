@@ -60,10 +60,18 @@ export class SharedCounters implements ChangeCounters {
 
 /**
  * The tables whose counts anyone reads: the principal cache reads tokens, users and roles,
- * the latest-version caches users and roles. A write to any other table counts nothing (on
+ * the latest-version caches users and roles, the servers list's total its live count. A write to any other table counts nothing (on
  * PostgreSQL a count is a row every writer of the table would otherwise queue on).
  */
-export const COUNTED_TABLES: ReadonlySet<string> = new Set(['tokens', 'users', 'roles']);
+export const COUNTED_TABLES: ReadonlySet<string> = new Set(['tokens', 'users', 'roles', liveCountKey('servers')]);
+
+/**
+ * The count of a table's models created or deleted (not of its writes): what the cached
+ * total of its unfiltered list is read at (`VersionedRepository`, `options.cacheLiveCount`).
+ */
+export function liveCountKey(table: string): string {
+  return `${table}:live`;
+}
 
 const counters = new WeakMap<Database, ChangeCounters>();
 

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { ListCursor, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
+import type { ChangeCounters } from './ports.js';
 import { QueryBudgetExceeded, RejectedPattern, type Database } from './database.js';
 import { budgetError, fieldExpression, parseFilter, parseSort, patternError, type ExpressionOptions, type ModelFields } from './list-query.js';
 
@@ -49,6 +50,7 @@ export class VersionedLists<D> {
     private readonly fields: ModelFields,
     private readonly limits: RepositoryLimits,
     private readonly fromRow: (row: Row) => Stored<D>,
+    private readonly liveTotal: LiveTotal | null = null,
   ) {
     this.textColumns = sql`pk, id, version, time_updated, time_deleted, initiator_id, ${db.engine.storedText('data')}`;
   }
@@ -160,9 +162,13 @@ export class VersionedLists<D> {
   }
 
   private listRows<R>(columns: SQL, request: ListRequest, extra: SQL | undefined): Promise<Page<R>> {
+    // Every live model, outside a transaction (which may hold models not committed): the
+    // total is the live count, cached while no model is created or deleted.
+    const everyLive = this.liveTotal !== null && !request.filter && extra === undefined && !this.db.inTransaction();
     return this.query((options) => {
       const { where, order } = this.listClauses(request, extra, options);
-      return this.page<R>(columns, where, order, request);
+      const count = everyLive ? () => this.liveTotal!.total(() => this.count(where)) : undefined;
+      return this.page<R>(columns, where, order, request, count);
     });
   }
 
@@ -188,12 +194,15 @@ export class VersionedLists<D> {
     return { where: sql.join(conditions, sql` AND `), order };
   }
 
-  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest): Promise<Page<R>> {
+  private async page<R>(columns: SQL, where: SQL, order: SQL, request: ListRequest, count: () => Promise<number> = () => this.count(where)): Promise<Page<R>> {
     const limit = request.all ? sql`` : sql` LIMIT ${request.perPage} OFFSET ${(request.page - 1) * request.perPage}`;
     const rows = await this.db.all<R>(sql`SELECT ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order}${limit}`);
     if (request.withoutTotal) return { items: rows, total: rows.length };
-    const count = await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`);
-    return { items: rows, total: count?.n ?? 0 };
+    return { items: rows, total: await count() };
+  }
+
+  private async count(where: SQL): Promise<number> {
+    return (await this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${this.table} WHERE ${where}`))?.n ?? 0;
   }
 
   /** The keys of the matching rows, in order. */
@@ -223,5 +232,31 @@ export class VersionedLists<D> {
       if (e instanceof RejectedPattern) throw patternError(e);
       throw e instanceof QueryBudgetExceeded ? budgetError(e) : e;
     }
+  }
+}
+
+/**
+ * The number of a table's live models, counted once and kept while the table's live count
+ * (`liveCountKey`, bumped with every model created or deleted, in the same transaction) stays
+ * where it was when the count began: a change to a model that creates or deletes none (new
+ * facts, a state) leaves it. Exact: a count that raced a creation is kept at the count read
+ * before it began, so the next list sees the counter moved and counts again.
+ */
+export class LiveTotal {
+  private at = -1;
+  private n = 0;
+
+  constructor(
+    private readonly changes: ChangeCounters,
+    private readonly key: string,
+  ) {}
+
+  async total(count: () => Promise<number>): Promise<number> {
+    const at = await this.changes.read([this.key]);
+    if (at === this.at) return this.n;
+    const n = await count();
+    this.at = at;
+    this.n = n;
+    return n;
   }
 }
