@@ -1,22 +1,22 @@
 import type { Config } from './config.js';
-import type { AuthService } from './services/auth.service.js';
-import type { PasswordResetService } from './services/password-reset.service.js';
-import type { RoleService } from './services/role.service.js';
-import type { UserService } from './services/user.service.js';
+import type { AuthService } from './accounts/auth.service.js';
+import type { PasswordResetService } from './accounts/password-reset.service.js';
+import type { RoleService } from './accounts/role.service.js';
+import type { UserService } from './accounts/user.service.js';
 import type { Clock } from './ports.js';
-import type { ClusterService } from './services/cluster.service.js';
-import type { ServerService } from './services/server.service.js';
-import type { PlaybookConfigurationService } from './services/playbook-configuration.service.js';
+import type { ClusterService } from './infrastructure/cluster.service.js';
+import type { ServerService } from './infrastructure/server.service.js';
+import type { PlaybookConfigurationService } from './executions/playbook-configuration.service.js';
 import type { ExecutionService } from './executions/execution.service.js';
 import type { ExecutionEngine } from './executions/execution-engine.js';
-import type { FactsScheduler } from './services/facts.scheduler.js';
-import type { StatusScheduler } from './services/status.scheduler.js';
-import type { RunnerService } from './services/runner.service.js';
-import type { Limiter } from './services/throttle.js';
-import type { CinderIntegrationService } from './services/cinder-integration.service.js';
-import type { DiscoveryTokens } from './services/discovery-tokens.js';
+import type { FactsScheduler } from './infrastructure/facts.scheduler.js';
+import type { StatusScheduler } from './infrastructure/status.scheduler.js';
+import type { RunnerService } from './executions/runner.service.js';
+import type { Limiter } from './accounts/throttle.js';
+import type { CinderIntegrationService } from './infrastructure/cinder-integration.service.js';
+import type { DiscoveryTokens } from './infrastructure/discovery-tokens.js';
 import type { Metrics } from './services/metrics.js';
-import type { Dispatch } from './services/dispatch.js';
+import type { Dispatch } from './executions/dispatch.js';
 
 /**
  * Every service the container builds, with the configuration: what the transports (routes,

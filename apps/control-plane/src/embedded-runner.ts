@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { LogFormat } from './logger.js';
-import type { RunnerService } from './services/runner.service.js';
+import type { RunnerService } from './executions/runner.service.js';
 
 /** The name of the runner the control plane starts itself. */
 export const EMBEDDED_RUNNER = 'embedded';

@@ -4,4 +4,4 @@
 export { ClusterFileRepository } from './db/cluster-file.repository.js';
 export { VersionedRepository } from './db/versioned.repository.js';
 export * as schema from './db/schema/index.js';
-export { parseCephReport, type CephOutputs } from './services/ceph-report.js';
+export { parseCephReport, type CephOutputs } from './infrastructure/ceph-report.js';

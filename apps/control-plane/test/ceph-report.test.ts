@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { CephReportSchema } from '@carapace/models';
-import { CephOutputError, parseCephReport, playbookForCheck, type CephOutputs } from '../src/services/ceph-report.js';
+import { CephOutputError, parseCephReport, playbookForCheck, type CephOutputs } from '../src/infrastructure/ceph-report.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/ceph-pacific');
 

@@ -13,7 +13,7 @@ import type { ClusterData } from '@carapace/models';
 import { addServer } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
 import { schema, VersionedRepository } from '../src/testing.js';
-import type { StatusAnswer } from '../src/services/status.scheduler.js';
+import type { StatusAnswer } from '../src/infrastructure/status.scheduler.js';
 import { decodeStatusResult } from '../src/grpc/runner.codec.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/ceph-pacific');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFactsResult } from '../src/grpc/runner.codec.js';
-import { retryDelayMs, runnerServes } from '../src/services/facts.scheduler.js';
+import { retryDelayMs, runnerServes } from '../src/infrastructure/facts.scheduler.js';
 import { makeFacts } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
 

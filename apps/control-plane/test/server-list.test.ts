@@ -6,7 +6,7 @@ import { listRequest, pageBody } from '../src/http/routes/versioned.routes.js';
 import { decodeFactsResult } from '../src/grpc/runner.codec.js';
 import { servers } from '../src/db/schema/index.js';
 import { VersionedRepository } from '../src/db/versioned.repository.js';
-import { cleanFacts, servedAsStored } from '../src/services/server.service.js';
+import { cleanFacts, servedAsStored } from '../src/infrastructure/server.service.js';
 import { addServer, makeFacts } from '@carapace/test-support/facts';
 import { Harness } from '@carapace/test-support/harness';
 

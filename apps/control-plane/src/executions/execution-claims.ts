@@ -7,7 +7,7 @@ import type { Stored } from '../domain/list-types.js';
 import { UniqueViolation } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { Assignment, StateChange } from './execution.types.js';
-import type { ServerService } from '../services/server.service.js';
+import type { ServerService } from '../infrastructure/server.service.js';
 
 /** The most queued executions one read of the queue takes (a page). */
 const CLAIM_PAGE_MAX = 500;

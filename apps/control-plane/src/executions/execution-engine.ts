@@ -7,7 +7,7 @@ import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import { checkTransition, isFinal, RUNNING_STATES } from './execution-state.js';
 import type { RunEffects } from './run-effects.js';
-import type { ServerService } from '../services/server.service.js';
+import type { ServerService } from '../infrastructure/server.service.js';
 import { EVERY_EXECUTION, parseCancel, parseEvent, type ExecutionEvent } from './execution-events.js';
 import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
 import { ExecutionClaims, hostMap } from './execution-claims.js';
@@ -128,7 +128,7 @@ export class ExecutionEngine {
    * Hands up to `slots` executions to a runner: queued executions in creation order; one
    * starts only if all its servers can be locked at once, and never ahead of an older
    * queued execution that waits for one of the same servers. Which runner, and how many
-   * slots it has free, is `Dispatch`'s decision (services/dispatch.ts), its only caller
+   * slots it has free, is `Dispatch`'s decision (executions/dispatch.ts), its only caller
    * outside tests; the queue order and the locks stay here, with the execution's state.
    */
   async claim(runnerId: string, slots: number): Promise<Assignment[]> {

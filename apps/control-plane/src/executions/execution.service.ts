@@ -16,11 +16,11 @@ import type { VersionedRepository } from '../db/versioned.repository.js';
 import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored } from '../domain/list-types.js';
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { ClusterService } from '../services/cluster.service.js';
+import type { ClusterService } from '../infrastructure/cluster.service.js';
 import type { ExecutionEngine } from './execution-engine.js';
 import { EVERY_EXECUTION } from './execution-events.js';
 import { isFinal } from './execution-state.js';
-import { hasPlaybook, type Principal } from '../services/principal.js';
+import { hasPlaybook, type Principal } from '../accounts/principal.js';
 import { VersionedService } from '../services/versioned.service.js';
 
 function unknownConfiguration(id: string, version: number): ApiError {

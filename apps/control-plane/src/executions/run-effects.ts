@@ -3,8 +3,8 @@ import { getPlugin } from '@carapace/playbooks';
 import type { ClusterFileRepository } from '../db/cluster-file.repository.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
-import { pluginCluster, pluginServer } from '../services/playbook-configuration.service.js';
-import type { ServerService } from '../services/server.service.js';
+import { pluginCluster, pluginServer } from './playbook-configuration.service.js';
+import type { ServerService } from '../infrastructure/server.service.js';
 
 /** A file a run handed back (`RunArtifact`), as the playbook plugin reads it. */
 export interface RunFile {

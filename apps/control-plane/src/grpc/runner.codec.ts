@@ -14,9 +14,9 @@ import {
 } from '@carapace/protocol';
 import { Value } from 'typebox/value';
 import type { Assignment, Outcome, StepReport } from '../executions/execution.types.js';
-import type { FactsAnswer, FactsRequest } from '../services/facts.scheduler.js';
-import type { StatusAnswer, StatusRequest } from '../services/status.scheduler.js';
-import type { RunnerHello } from '../services/runner.service.js';
+import type { FactsAnswer, FactsRequest } from '../infrastructure/facts.scheduler.js';
+import type { StatusAnswer, StatusRequest } from '../infrastructure/status.scheduler.js';
+import type { RunnerHello } from '../executions/runner.service.js';
 
 // The protocol's messages turned into the services' values and back: every check of what a
 // runner sends, and every bound on it, is here.

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { ARTIFACT_LIMITS, grpc, type ControlMessage, type Hello, type RunArtifact, type RunnerMessage__Output, type RunResult } from '@carapace/protocol';
-import type { Dispatch } from '../services/dispatch.js';
+import type { Dispatch } from '../executions/dispatch.js';
 import type { ExecutionEngine } from '../executions/execution-engine.js';
 import type { LogChunkInput, StepReport } from '../executions/execution.types.js';
 import { assertNever } from '../executions/execution-state.js';
-import type { FactsScheduler } from '../services/facts.scheduler.js';
-import type { StatusScheduler } from '../services/status.scheduler.js';
-import type { RunnerService, RunnerSession } from '../services/runner.service.js';
+import type { FactsScheduler } from '../infrastructure/facts.scheduler.js';
+import type { StatusScheduler } from '../infrastructure/status.scheduler.js';
+import type { RunnerService, RunnerSession } from '../executions/runner.service.js';
 import {
   assignmentMessage,
   decodeArtifact,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, forbidden, tooManyRequests } from '../errors.js';
-import type { Principal } from '../services/principal.js';
+import type { Principal } from '../accounts/principal.js';
 import type { AppServices } from '../app-services.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ApiPermission } from '@carapace/models';
-import type { Principal } from '../services/principal.js';
+import type { Principal } from '../accounts/principal.js';
 
 /**
  * How a route is authenticated: not at all, by a user token, or (server registration) by

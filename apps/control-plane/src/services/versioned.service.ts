@@ -4,7 +4,7 @@ import type { Condition } from '../db/condition.js';
 import type { VersionedRepository } from '../db/versioned.repository.js';
 import { mapCursor, type ListCursor, type ListItem, type ListRequest, type Page, type Stored, type StoredText } from '../domain/list-types.js';
 import { nowS, type Clock } from '../ports.js';
-import type { Principal } from './principal.js';
+import type { Principal } from '../accounts/principal.js';
 
 /** The envelope of a PUT body: the model as the caller last read it. */
 export interface Envelope<D = unknown> {

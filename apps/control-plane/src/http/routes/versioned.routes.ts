@@ -14,7 +14,7 @@ import { parseBoolean } from '@carapace/config';
 import type { Config } from '../../config.js';
 import type { ListCursor, ListItem, ListRequest, Page, Stored } from '../../domain/list-types.js';
 import { badRequest } from '../../errors.js';
-import type { Principal } from '../../services/principal.js';
+import type { Principal } from '../../accounts/principal.js';
 import { principalOf } from '../context.js';
 import { listJson, listStream } from '../list-json.js';
 

@@ -8,7 +8,7 @@ import type { Administrators } from './administrators.js';
 import { generatePassword } from '../adapters/passwords.js';
 import { permissionSets, type Principal } from './principal.js';
 import { checkGrantable, checkHeld, type RoleService } from './role.service.js';
-import { VersionedService } from './versioned.service.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 /**
  * Users: uniqueness of login and e-mail, roles, generated passwords, token revocation.

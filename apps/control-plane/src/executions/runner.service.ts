@@ -7,7 +7,7 @@ import type { RunnerSessionRepository } from '../db/runner-session.repository.js
 import type { Clock } from '../ports.js';
 import { nowS } from '../ports.js';
 import { Batcher, HEARTBEAT_BATCHING } from '../batcher.js';
-import { Signal } from './signal.js';
+import { Signal } from '../services/signal.js';
 
 /** Names runners may have: what fits a hostname label, dots and underscores allowed. */
 export const RUNNER_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;

@@ -8,9 +8,9 @@ import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { ListItem, ListRequest, Page, Stored, StoredText } from '../domain/list-types.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { Principal } from './principal.js';
-import { Signal } from './signal.js';
-import { VersionedService } from './versioned.service.js';
+import type { Principal } from '../accounts/principal.js';
+import { Signal } from '../services/signal.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 /** Who registers a server: a user, or a host with the discovery token (no user). */
 export type Registrar = Principal | null;

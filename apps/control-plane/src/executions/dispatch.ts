@@ -1,8 +1,8 @@
-import type { ExecutionEngine } from '../executions/execution-engine.js';
-import type { Assignment } from '../executions/execution.types.js';
-import type { FactsRequest, FactsScheduler } from './facts.scheduler.js';
+import type { ExecutionEngine } from './execution-engine.js';
+import type { Assignment } from './execution.types.js';
+import type { FactsRequest, FactsScheduler } from '../infrastructure/facts.scheduler.js';
 import type { RunnerSession } from './runner.service.js';
-import type { StatusRequest, StatusScheduler } from './status.scheduler.js';
+import type { StatusRequest, StatusScheduler } from '../infrastructure/status.scheduler.js';
 
 /** Something to send to a runner: an execution to run, or a server whose facts to gather. */
 export type Dispatched =

@@ -3,8 +3,8 @@ import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { conflict } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { Principal } from './principal.js';
-import { VersionedService } from './versioned.service.js';
+import type { Principal } from '../accounts/principal.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 /** Clusters: unique names, and no deletion while servers are in them. */
 export class ClusterService extends VersionedService<ClusterData> {

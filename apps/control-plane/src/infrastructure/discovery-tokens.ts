@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { credentialOf } from './authorization-header.js';
+import { credentialOf } from '../accounts/authorization-header.js';
 
 /**
  * The discovery tokens servers register with. Several may be valid at once (rotation

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClusterData, ExecutionData, ServerData } from '@carapace/models';
 import { NOTIFICATION_EVENTS, publicBaseUrl, type ClusterEvent, type Config, type NotificationEvent, type NotificationTargets } from '../config.js';
-import type { HealthChange, StatusNotifier } from './status.scheduler.js';
+import type { HealthChange, StatusNotifier } from '../infrastructure/status.scheduler.js';
 import type { StepInput } from '../db/execution-events.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import type { Mailer } from '../ports.js';

@@ -6,7 +6,7 @@ import type { ServerFacts } from '@carapace/models';
 import type { FactsRequestRepository } from '../db/facts-request.repository.js';
 import type { Clock } from '../ports.js';
 import type { ServerService } from './server.service.js';
-import { Signal } from './signal.js';
+import { Signal } from '../services/signal.js';
 
 /** A request for a runner to gather a server's facts over SSH. */
 export interface FactsRequest {

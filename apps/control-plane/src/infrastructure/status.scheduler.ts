@@ -7,7 +7,7 @@ import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import { CephOutputError, parseCephReport, type CephOutputs } from './ceph-report.js';
 import { runnerServes } from './facts.scheduler.js';
-import { Signal } from './signal.js';
+import { Signal } from '../services/signal.js';
 
 /** A monitor host as a runner reaches it. */
 export interface MonitorTarget {

@@ -12,7 +12,7 @@ import type { Stored } from '../domain/list-types.js';
 import type { Clock } from '../ports.js';
 import type { Administrators } from './administrators.js';
 import { holdsEverything, notHeld, type Principal } from './principal.js';
-import { VersionedService } from './versioned.service.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 const KNOWN: Record<string, readonly string[]> = { api: API_PERMISSIONS, playbook: PLAYBOOK_PERMISSIONS };
 

@@ -12,10 +12,10 @@ import type { VersionedRepository } from '../db/versioned.repository.js';
 import type { Stored } from '../domain/list-types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { Clock } from '../ports.js';
-import type { ClusterService } from './cluster.service.js';
-import { hasApi, hasPlaybook, type Principal } from './principal.js';
-import type { ServerService } from './server.service.js';
-import { VersionedService } from './versioned.service.js';
+import type { ClusterService } from '../infrastructure/cluster.service.js';
+import { hasApi, hasPlaybook, type Principal } from '../accounts/principal.js';
+import type { ServerService } from '../infrastructure/server.service.js';
+import { VersionedService } from '../services/versioned.service.js';
 
 /** A stored cluster as a plugin sees it. */
 export function pluginCluster(cluster: Stored<ClusterData>): PluginCluster {
